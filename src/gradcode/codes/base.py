@@ -1,0 +1,393 @@
+"""The one interface every gradient code implements.
+
+A gradient code splits a data set into ``k`` partitions and assigns them to ``n`` workers.
+Worker ``i`` computes the partial gradient of every partition in ``partitions(i)`` (a vector of
+length ``l`` each), combines them into a message with ``encode`` and sends it. The master calls
+``decode`` on the messages that arrived and obtains the sum of all ``k`` partial gradients.
+
+Messages are keyed. For the usual *flat* codes a message key is the worker index and every
+worker sends exactly one message. Codes that send several messages per worker (GC-MMC) key them
+``(worker, j)``: ``message_keys(worker)`` lists them in the order the worker can send them, and
+``message_prefix(key)`` says how many of the worker's partials (in ``partitions`` order) the
+message needs, so a runtime can send message ``j`` as soon as that many partials are computed.
+Codes whose aggregation runs up a tree (CodedReduce) override ``run_pattern``; see their module.
+
+Shapes (``l`` is the gradient length, ``L = m * ceil(l / m)`` the padded length):
+
+- ``partials``: ``(len(partitions(worker)), l)``, one row per partition in ``partitions`` order.
+- a message: ``(ceil(l / m),)``.
+- ``decode(...)``: ``(l,)``.
+
+Linear codes (most of them) are described by an encoding tensor ``E`` of shape
+``(num_keys, k, m)``: the message with key index ``q`` is ``sum_{p,u} E[q, p, u] * g_p[u]``,
+where ``g_p[u]`` is the ``u``-th of the ``m`` equal chunks of partial gradient ``p``. Decoding a
+responder set ``R`` means finding ``A`` of shape ``(m, |R|)`` with
+``A @ E[R].reshape(|R|, k * m) == kron(I_m, 1_k)``-shaped target, so that chunk ``u`` of the
+gradient is ``sum_r A[u, r] * message_r``. ``LinearCode`` solves and caches ``A`` per responder
+set; schemes override ``_solve`` with their own decoder (Vandermonde, congruence classes, ...).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+MessageKey = Hashable
+
+
+class NotDecodableError(ValueError):
+    """The responses in hand do not determine the gradient.
+
+    ``needed`` is a lower bound on how many more responses are required (``None`` when the code
+    cannot say), ``candidates`` lists message keys any of which would help, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        needed: int | None = None,
+        candidates: Sequence[MessageKey] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.needed = needed
+        self.candidates = tuple(candidates) if candidates is not None else None
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise ``ValueError(message)`` when a parameter constraint fails."""
+    if not condition:
+        raise ValueError(message)
+
+
+def check_int(name: str, scheme: str, value: Any, *, minimum: int = 0) -> int:
+    """Validate an integer parameter, returning it as ``int``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{scheme} needs an integer {name} (got {name}={value!r})")
+    require(int(value) >= minimum, f"{scheme} needs {name} >= {minimum} (got {name}={value})")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One test case for decoding: which messages arrived and which of them lie.
+
+    ``responders`` are message keys; ``corrupted`` is a subset of them whose content the
+    verification harness replaces with garbage (adversarial workers).
+    """
+
+    responders: frozenset
+    corrupted: frozenset = field(default_factory=frozenset)
+
+
+class GradientCode(ABC):
+    """Base class of all gradient codes.
+
+    Subclasses set ``n, k, s, a, m`` in their constructor after validating their parameters, and
+    register themselves in ``gradcode.codes.registry``.
+    """
+
+    name: ClassVar[str]
+    #: False for approximate schemes (``berrut``, ``ignore-stragglers``).
+    exact: ClassVar[bool] = True
+
+    #: largest n at which decoding was measured to stay below 1e-8 relative error
+    #: (``None``: no limit found up to n = 50); the tests stop random patterns there.
+    numerically_sound_up_to: ClassVar[int | None] = None
+
+    n: int
+    k: int
+    s: int
+    a: int = 0
+    m: int = 1
+
+    @classmethod
+    def parameter_grid(cls, max_n: int) -> Iterator[dict[str, Any]]:
+        """Every valid parameter combination with ``n <= max_n`` (drives the exhaustive tests).
+
+        Schemes with unbounded parameter spaces (placements, order vectors) yield a documented,
+        representative family instead.
+        """
+        raise NotImplementedError(f"{cls.__name__} does not enumerate its parameters")
+
+    # -- assignment -------------------------------------------------------------------------
+    @abstractmethod
+    def partitions(self, worker: int) -> tuple[int, ...]:
+        """The partitions worker ``worker`` computes on, in the order it computes them."""
+
+    def load(self, worker: int) -> int:
+        return len(self.partitions(worker))
+
+    def loads(self) -> np.ndarray:
+        """Number of partitions per worker, shape ``(n,)``."""
+        return np.array([self.load(i) for i in range(self.n)])
+
+    # -- messages ---------------------------------------------------------------------------
+    def message_keys(self, worker: int) -> tuple[MessageKey, ...]:
+        """Keys of the messages ``worker`` sends, in sending order (flat codes: ``(worker,)``)."""
+        return (worker,)
+
+    def all_message_keys(self) -> tuple[MessageKey, ...]:
+        return tuple(key for i in range(self.n) for key in self.message_keys(i))
+
+    def worker_of(self, key: MessageKey) -> int:
+        """The worker that sends the message ``key``."""
+        return key[0] if isinstance(key, tuple) else key  # type: ignore[index,return-value]
+
+    def message_prefix(self, key: MessageKey) -> int:
+        """How many of the worker's partials (in ``partitions`` order) message ``key`` needs."""
+        return self.load(self.worker_of(key))
+
+    def message_length(self, length: int) -> int:
+        """Length of one message for a gradient of length ``length``."""
+        return -(-length // self.m)
+
+    @abstractmethod
+    def encode(self, worker: int, partials: np.ndarray) -> np.ndarray:
+        """Worker ``worker``'s message; ``partials`` has shape ``(load(worker), l)``.
+
+        Multi-message codes return the worker's *last* message here and implement
+        ``encode_message`` for every key.
+        """
+
+    def encode_message(self, key: MessageKey, partials: np.ndarray) -> np.ndarray:
+        """Message ``key``; ``partials`` holds at least the first ``message_prefix(key)`` rows."""
+        return self.encode(self.worker_of(key), partials)
+
+    def encode_all(self, worker: int, partials: np.ndarray) -> dict[MessageKey, np.ndarray]:
+        """Every message of ``worker``, keyed."""
+        return {key: self.encode_message(key, partials) for key in self.message_keys(worker)}
+
+    # -- decoding ---------------------------------------------------------------------------
+    @abstractmethod
+    def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
+        """Whether the messages ``keys`` determine the gradient (adversaries included)."""
+
+    @abstractmethod
+    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
+        """The sum of all ``k`` partial gradients, shape ``(length,)``.
+
+        Raises ``NotDecodableError`` when ``messages`` do not suffice.
+        """
+
+    def min_responders(self) -> int:
+        """Smallest number of workers whose messages can suffice in the worst case."""
+        return self.n - self.s
+
+    # -- verification hooks -----------------------------------------------------------------
+    def patterns(
+        self, *, exhaustive: bool = True, rng: np.random.Generator | None = None, limit: int = 200
+    ) -> Iterator[Pattern]:
+        """Responder patterns the code claims to decode.
+
+        Default: every choice of ``s`` stragglers (all their messages missing) among ``n``
+        workers; with ``exhaustive=False``, ``limit`` random ones. Adversarial codes add ``a``
+        corrupted responders.
+        """
+        rng = rng if rng is not None else np.random.default_rng(0)
+        if exhaustive:
+            straggler_sets: Iterable[Sequence[int]] = itertools.combinations(range(self.n), self.s)
+        else:
+            straggler_sets = (
+                tuple(rng.choice(self.n, size=self.s, replace=False)) for _ in range(limit)
+            )
+        for stragglers in straggler_sets:
+            alive = [i for i in range(self.n) if i not in set(stragglers)]
+            corrupted: frozenset = frozenset()
+            if self.a:
+                bad = rng.choice(len(alive), size=self.a, replace=False)
+                corrupted = frozenset(k for j in bad for k in self.message_keys(alive[int(j)]))
+            yield Pattern(
+                frozenset(k for i in alive for k in self.message_keys(i)), corrupted
+            )
+
+    def count_patterns(self) -> int:
+        """Number of patterns ``patterns(exhaustive=True)`` yields."""
+        return math.comb(self.n, self.s)
+
+    def random_instance(self, rng: np.random.Generator, length: int) -> tuple[Any, np.ndarray]:
+        """A random problem for verification: ``(instance, partials)``.
+
+        ``partials`` (shape ``(k, length)``) are the true partial gradients, from which the
+        harness forms the reference sum independently of the code; ``instance`` is what
+        ``run_pattern`` consumes. For codes that encode gradients it is ``partials`` itself;
+        codes that encode data (LCC) return their data and compute ``partials`` directly.
+        """
+        partials = rng.standard_normal((self.k, length))
+        return partials, partials
+
+    def run_pattern(self, instance: Any, pattern: Pattern, rng: np.random.Generator) -> np.ndarray:
+        """Encode at every responder, corrupt as the pattern says, decode.
+
+        ``instance`` (from ``random_instance``) is the full ``(k, l)`` matrix of partial
+        gradients; each worker sees only the rows of its own ``partitions``.
+        """
+        partials = instance
+        length = partials.shape[1]
+        messages: dict[MessageKey, np.ndarray] = {}
+        workers = sorted({self.worker_of(key) for key in pattern.responders})
+        for worker in workers:
+            mine = partials[list(self.partitions(worker))]
+            for key, message in self.encode_all(worker, mine).items():
+                if key in pattern.responders:
+                    messages[key] = message
+        for key in pattern.corrupted:
+            messages[key] = messages[key] + rng.standard_normal(messages[key].shape) * 1e3
+        return self.decode(messages, length)
+
+    def last_condition_number(self) -> float:
+        """Condition number of the most recent decoding system (nan where not applicable)."""
+        return float("nan")
+
+    # -- presentation -----------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """Constructor parameters, for tables and ``codes show``."""
+        return {"n": self.n, "k": self.k, "s": self.s, "a": self.a, "m": self.m}
+
+    def assignment_matrix(self) -> np.ndarray:
+        """0/1 matrix of shape ``(n, k)``: worker ``i`` computes partition ``p``."""
+        mask = np.zeros((self.n, self.k), dtype=np.int8)
+        for i in range(self.n):
+            mask[i, list(self.partitions(i))] = 1
+        return mask
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{key}={value!r}" for key, value in self.params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def split_chunks(partials: np.ndarray, m: int) -> np.ndarray:
+    """Pad rows to a multiple of ``m`` and split: ``(r, l) -> (r, m, ceil(l / m))``."""
+    rows, length = partials.shape
+    width = -(-length // m)
+    if width * m != length:
+        padded = np.zeros((rows, width * m), dtype=np.result_type(partials, np.float64))
+        padded[:, :length] = partials
+        partials = padded
+    return partials.reshape(rows, m, width)
+
+
+class LinearCode(GradientCode):
+    """A code whose messages are fixed linear combinations of the partial-gradient chunks.
+
+    Subclasses build ``self._encoding`` (shape ``(len(all_message_keys()), k, m)``) in their
+    constructor and may override ``_solve`` (exact decoding coefficients for a responder set)
+    and ``is_decodable``. Coefficients are cached per responder set, so a second decode of the
+    same set costs one small matrix product over the messages.
+    """
+
+    cache_size: ClassVar[int] = 4096
+    #: tolerance on the decoding residual ``||A E_R - T||_max`` of the generic solver.
+    residual_tol: ClassVar[float] = 1e-8
+
+    _encoding: np.ndarray
+
+    def _init_linear(self, encoding: np.ndarray) -> None:
+        keys = self.all_message_keys()
+        expected = (len(keys), self.k, self.m)
+        if encoding.shape != expected:
+            raise AssertionError(f"encoding has shape {encoding.shape}, expected {expected}")
+        self._encoding = np.ascontiguousarray(encoding, dtype=np.float64)
+        self._key_index = {key: q for q, key in enumerate(keys)}
+        self._cache: OrderedDict[tuple, tuple[tuple, np.ndarray, float]] = OrderedDict()
+        self._last_condition = float("nan")
+        self._target = np.kron(np.eye(self.m), np.ones((1, self.k)))  # (m, m * k), u-major
+        for worker in range(self.n):
+            allowed = set(self.partitions(worker))
+            for key in self.message_keys(worker):
+                used = np.flatnonzero(np.abs(self._encoding[self._key_index[key]]).sum(axis=1))
+                if not set(used.tolist()) <= allowed:
+                    raise AssertionError(
+                        f"{self.name}: message {key!r} uses partitions outside its worker's"
+                    )
+
+    def encoding_matrix(self) -> np.ndarray:
+        """The encoding tensor, shape ``(num_keys, k, m)``."""
+        return self._encoding.copy()
+
+    def encode_message(self, key: MessageKey, partials: np.ndarray) -> np.ndarray:
+        worker = self.worker_of(key)
+        parts = self.partitions(worker)
+        partials = np.asarray(partials, dtype=np.float64)
+        need = self.message_prefix(key)
+        if partials.ndim != 2 or partials.shape[0] < need:
+            raise ValueError(
+                f"{self.name}: message {key!r} needs partials of shape ({need}, l) "
+                f"(got {partials.shape})"
+            )
+        coefficients = self._encoding[self._key_index[key]][list(parts[:need])]  # (need, m)
+        chunks = split_chunks(partials[:need], self.m)  # (need, m, width)
+        return np.einsum("pu,puw->w", coefficients, chunks)
+
+    def encode(self, worker: int, partials: np.ndarray) -> np.ndarray:
+        return self.encode_message(self.message_keys(worker)[-1], partials)
+
+    # -- decoding ---------------------------------------------------------------------------
+    def _solve(self, keys: tuple[MessageKey, ...]) -> tuple[tuple[MessageKey, ...], np.ndarray]:
+        """Decoding coefficients for responders ``keys`` (sorted).
+
+        Returns the keys actually used and ``A`` of shape ``(m, len(used))``. The generic
+        solver uses least squares on the encoding rows and checks the residual.
+        """
+        rows = np.stack([self._encoding[self._key_index[key]] for key in keys])  # (R, k, m)
+        system = rows.transpose(0, 2, 1).reshape(len(keys), self.m * self.k)  # (R, m*k)
+        solution, *_ = np.linalg.lstsq(system.T, self._target.T, rcond=None)
+        coefficients = solution.T  # (m, R)
+        residual = np.abs(coefficients @ system - self._target).max()
+        if not residual <= self.residual_tol:
+            raise NotDecodableError(
+                f"{self.name}: messages {sorted(keys, key=repr)} do not determine the gradient",
+                needed=max(self.min_responders() - len(keys), 1),
+            )
+        return keys, coefficients
+
+    def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
+        try:
+            self._coefficients(tuple(keys))
+        except NotDecodableError:
+            return False
+        return True
+
+    def _coefficients(self, keys: tuple) -> tuple[tuple, np.ndarray, float]:
+        cache_key = tuple(sorted(keys, key=repr))
+        hit = self._cache.get(cache_key)
+        if hit is not None:
+            self._cache.move_to_end(cache_key)
+            return hit
+        unknown = [key for key in cache_key if key not in self._key_index]
+        if unknown:
+            raise ValueError(f"{self.name}: unknown message keys {unknown}")
+        used, coefficients = self._solve(cache_key)
+        condition = self._condition(used)
+        entry = (used, np.ascontiguousarray(coefficients, dtype=np.float64), condition)
+        self._cache[cache_key] = entry
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return entry
+
+    def _condition(self, used: tuple) -> float:
+        """Condition number of the system the decoder inverted (override for exact values)."""
+        rows = np.stack([self._encoding[self._key_index[key]] for key in used])
+        system = rows.transpose(0, 2, 1).reshape(len(used), self.m * self.k)
+        return float(np.linalg.cond(system))
+
+    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
+        used, coefficients, condition = self._coefficients(tuple(messages))
+        self._last_condition = condition
+        width = self.message_length(length)
+        stacked = np.empty((len(used), width))
+        for row, key in enumerate(used):
+            stacked[row] = messages[key]
+        if self.m == 1:
+            return coefficients[0] @ stacked
+        return (coefficients @ stacked).reshape(-1)[:length]
+
+    def last_condition_number(self) -> float:
+        return self._last_condition

@@ -1,0 +1,58 @@
+"""SGD that ignores the slowest workers (paper 001's SGD baseline).
+
+Uncoded assignment (worker ``i`` holds partition ``i``); the master sums the messages of the
+first ``n - s`` workers and drops the rest, so the result is only an estimate of the gradient
+whenever a worker is missing. With ``rescale=True`` the sum is multiplied by ``n / |R|``, which
+makes it an unbiased estimate when the missing workers are a uniformly random subset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+import numpy as np
+
+from gradcode.codes.base import GradientCode, NotDecodableError, check_int, require
+
+
+class IgnoreStragglers(GradientCode):
+    name = "ignore-stragglers"
+    exact = False
+
+    def __init__(self, n: int, s: int, rescale: bool = False) -> None:
+        self.n = check_int("n", self.name, n, minimum=1)
+        self.s = check_int("s", self.name, s)
+        require(self.s < self.n, f"{self.name} needs s < n (got n={self.n}, s={self.s})")
+        self.k, self.a, self.m = self.n, 0, 1
+        self.rescale = bool(rescale)
+
+    @classmethod
+    def parameter_grid(cls, max_n: int) -> Iterator[dict[str, object]]:
+        for n in range(1, max_n + 1):
+            for s in range(n):
+                yield {"n": n, "s": s}
+        yield {"n": 6, "s": 2, "rescale": True}
+
+    def params(self) -> dict[str, object]:
+        return {"n": self.n, "s": self.s, "rescale": self.rescale}
+
+    def partitions(self, worker: int) -> tuple[int, ...]:
+        return (worker,)
+
+    def encode(self, worker: int, partials: np.ndarray) -> np.ndarray:
+        return np.array(partials[0], dtype=np.float64)
+
+    def is_decodable(self, keys: Iterable[int]) -> bool:
+        return len(set(keys)) >= self.n - self.s
+
+    def decode(self, messages: Mapping[int, np.ndarray], length: int) -> np.ndarray:
+        if len(messages) < self.n - self.s:
+            raise NotDecodableError(
+                f"{self.name} waits for n - s = {self.n - self.s} workers; "
+                f"got {len(messages)}",
+                needed=self.n - self.s - len(messages),
+            )
+        total = np.sum([messages[key] for key in sorted(messages)], axis=0)
+        if self.rescale:
+            total *= self.n / len(messages)
+        return total[:length]

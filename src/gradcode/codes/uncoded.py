@@ -1,0 +1,45 @@
+"""Uncoded master-worker: worker ``i`` computes partition ``i``; the master waits for all ``n``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from gradcode.codes.base import LinearCode, NotDecodableError, check_int
+
+
+class Uncoded(LinearCode):
+    """``n`` workers, ``k = n`` partitions, no straggler tolerated (``s = 0``)."""
+
+    name = "uncoded"
+
+    def __init__(self, n: int) -> None:
+        self.n = check_int("n", self.name, n, minimum=1)
+        self.k, self.s, self.a, self.m = self.n, 0, 0, 1
+        self._init_linear(np.eye(self.n)[:, :, None])
+
+    @classmethod
+    def parameter_grid(cls, max_n: int) -> Iterator[dict[str, int]]:
+        for n in range(1, max_n + 1):
+            yield {"n": n}
+
+    def params(self) -> dict[str, int]:
+        return {"n": self.n}
+
+    def partitions(self, worker: int) -> tuple[int, ...]:
+        return (worker,)
+
+    def is_decodable(self, keys: Iterable[int]) -> bool:
+        return set(range(self.n)) <= set(keys)
+
+    def _solve(self, keys: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray]:
+        missing = sorted(set(range(self.n)) - set(keys))
+        if missing:
+            raise NotDecodableError(
+                f"uncoded needs every worker; missing {missing}",
+                needed=len(missing),
+                candidates=missing,
+            )
+        used = tuple(range(self.n))
+        return used, np.ones((1, self.n))

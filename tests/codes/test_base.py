@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+
+from gradcode.codes import NotDecodableError, available, build
+from gradcode.codes.base import split_chunks
+from tests.codes.harness import assert_exact, independent_sum
+
+
+def test_available_lists_every_scheme_of_the_issue():
+    assert set(available()) == {
+        "uncoded", "ignore-stragglers", "frc", "crc", "ye-abbe", "binary",
+        "heterogeneous", "berrut", "gc-mmc", "coded-reduce", "lcc",
+    }
+
+
+def test_unknown_scheme_names_the_alternatives():
+    with pytest.raises(ValueError, match="unknown scheme 'nope'.*uncoded"):
+        build("nope")
+
+
+def test_unknown_parameter_names_the_scheme():
+    with pytest.raises(ValueError, match="uncoded:.*'q'"):
+        build("uncoded", n=3, q=1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_uncoded_exact_and_needs_everyone(n):
+    code = build("uncoded", n=n)
+    assert (code.n, code.k, code.s, code.a, code.m) == (n, n, 0, 0, 1)
+    assert_exact(code)
+    if n > 1:
+        with pytest.raises(NotDecodableError) as info:
+            code.decode({i: np.zeros(3) for i in range(1, n)}, 3)
+        assert info.value.needed == 1 and info.value.candidates == (0,)
+
+
+def test_ignore_stragglers_sums_what_arrived():
+    code = build("ignore-stragglers", n=5, s=2)
+    rng = np.random.default_rng(1)
+    partials = rng.standard_normal((5, 11))
+    got = code.decode({i: code.encode(i, partials[[i]]) for i in (0, 3, 4)}, 11)
+    np.testing.assert_allclose(got, independent_sum(partials[[0, 3, 4]]), rtol=1e-12)
+    with pytest.raises(NotDecodableError, match="waits for n - s = 3"):
+        code.decode({0: partials[0]}, 11)
+    scaled = build("ignore-stragglers", n=5, s=2, rescale=True)
+    got = scaled.decode({i: partials[i] for i in (0, 3, 4)}, 11)
+    np.testing.assert_allclose(got, independent_sum(partials[[0, 3, 4]]) * 5 / 3, rtol=1e-12)
+
+
+def test_split_chunks_pads_with_zeros():
+    chunks = split_chunks(np.arange(10.0).reshape(2, 5), 2)
+    assert chunks.shape == (2, 2, 3)
+    assert chunks[0, 1, 2] == 0 and chunks[1, 1, 1] == 9
+
+
+def test_parameter_errors_name_constraint_and_values():
+    with pytest.raises(ValueError, match=r"ignore-stragglers needs s < n \(got n=3, s=3\)"):
+        build("ignore-stragglers", n=3, s=3)
+    with pytest.raises(ValueError, match="integer n"):
+        build("uncoded", n=2.5)
