@@ -8,18 +8,27 @@ from tests.codes.harness import assert_exact, independent_sum
 
 def test_available_lists_every_scheme_of_the_issue():
     assert set(available()) == {
-        "uncoded", "ignore-stragglers", "frc", "crc", "ye-abbe", "binary",
-        "heterogeneous", "berrut", "gc-mmc", "coded-reduce", "lcc",
+        "uncoded",
+        "ignore-stragglers",
+        "frc",
+        "crc",
+        "ye-abbe",
+        "binary",
+        "heterogeneous",
+        "berrut",
+        "gc-mmc",
+        "coded-reduce",
+        "lcc",
     }
 
 
 def test_unknown_scheme_names_the_alternatives():
-    with pytest.raises(ValueError, match="unknown scheme 'nope'.*uncoded"):
+    with pytest.raises(ValueError, match=r"unknown scheme 'nope'.*uncoded"):
         build("nope")
 
 
 def test_unknown_parameter_names_the_scheme():
-    with pytest.raises(ValueError, match="uncoded:.*'q'"):
+    with pytest.raises(ValueError, match=r"uncoded:.*'q'"):
         build("uncoded", n=3, q=1)
 
 
@@ -58,3 +67,21 @@ def test_parameter_errors_name_constraint_and_values():
         build("ignore-stragglers", n=3, s=3)
     with pytest.raises(ValueError, match="integer n"):
         build("uncoded", n=2.5)
+
+
+def test_linear_combination_in_place_on_row_views():
+    from gradcode.codes.base import linear_combination
+
+    rng = np.random.default_rng(3)
+    vectors = [rng.standard_normal(50) for _ in range(4)]
+    out = np.full((2, 50), np.nan)
+    for row, coefficients in enumerate(([0.0, 1.0, -2.5, 1.0], [0.0, 0.0, 0.0, 0.0])):
+        linear_combination(out[row], np.array(coefficients), vectors)
+        expected = sum(c * v for c, v in zip(coefficients, vectors, strict=True))
+        np.testing.assert_allclose(out[row], expected, rtol=1e-14, atol=1e-14)
+
+
+def test_decode_rejects_messages_of_the_wrong_length():
+    code = build("uncoded", n=2)
+    with pytest.raises(ValueError, match=r"message 1 has shape \(4,\), expected \(5,\)"):
+        code.decode({0: np.zeros(5), 1: np.zeros(4)}, 5)

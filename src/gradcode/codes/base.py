@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.linalg.blas import daxpy as _daxpy
 
 MessageKey = Hashable
 
@@ -204,9 +205,7 @@ class GradientCode(ABC):
             if self.a:
                 bad = rng.choice(len(alive), size=self.a, replace=False)
                 corrupted = frozenset(k for j in bad for k in self.message_keys(alive[int(j)]))
-            yield Pattern(
-                frozenset(k for i in alive for k in self.message_keys(i)), corrupted
-            )
+            yield Pattern(frozenset(k for i in alive for k in self.message_keys(i)), corrupted)
 
     def count_patterns(self) -> int:
         """Number of patterns ``patterns(exhaustive=True)`` yields."""
@@ -223,14 +222,15 @@ class GradientCode(ABC):
         partials = rng.standard_normal((self.k, length))
         return partials, partials
 
-    def run_pattern(self, instance: Any, pattern: Pattern, rng: np.random.Generator) -> np.ndarray:
-        """Encode at every responder, corrupt as the pattern says, decode.
+    def pattern_messages(
+        self, instance: Any, pattern: Pattern, rng: np.random.Generator
+    ) -> dict[MessageKey, np.ndarray]:
+        """The messages the master holds under ``pattern``, corrupted as it says.
 
         ``instance`` (from ``random_instance``) is the full ``(k, l)`` matrix of partial
         gradients; each worker sees only the rows of its own ``partitions``.
         """
         partials = instance
-        length = partials.shape[1]
         messages: dict[MessageKey, np.ndarray] = {}
         workers = sorted({self.worker_of(key) for key in pattern.responders})
         for worker in workers:
@@ -240,7 +240,16 @@ class GradientCode(ABC):
                     messages[key] = message
         for key in pattern.corrupted:
             messages[key] = messages[key] + rng.standard_normal(messages[key].shape) * 1e3
-        return self.decode(messages, length)
+        return messages
+
+    def run_pattern(self, instance: Any, pattern: Pattern, rng: np.random.Generator) -> np.ndarray:
+        """Decode the messages of ``pattern`` (see ``pattern_messages``)."""
+        length = self.instance_length(instance)
+        return self.decode(self.pattern_messages(instance, pattern, rng), length)
+
+    def instance_length(self, instance: Any) -> int:
+        """Gradient length of a ``random_instance``."""
+        return int(instance.shape[1])
 
     def last_condition_number(self) -> float:
         """Condition number of the most recent decoding system (nan where not applicable)."""
@@ -272,6 +281,48 @@ def split_chunks(partials: np.ndarray, m: int) -> np.ndarray:
         padded[:, :length] = partials
         partials = padded
     return partials.reshape(rows, m, width)
+
+
+def message_vectors(
+    scheme: str, messages: Mapping[MessageKey, np.ndarray], keys: Sequence[MessageKey], width: int
+) -> list[np.ndarray]:
+    """The messages ``keys`` as contiguous float64 vectors of length ``width``, checked."""
+    vectors = []
+    for key in keys:
+        vector = np.ascontiguousarray(messages[key], dtype=np.float64)
+        if vector.shape != (width,):
+            raise ValueError(
+                f"{scheme}: message {key!r} has shape {vector.shape}, expected ({width},)"
+            )
+        vectors.append(vector)
+    return vectors
+
+
+def linear_combination(
+    out: np.ndarray, coefficients: np.ndarray, vectors: Sequence[np.ndarray]
+) -> np.ndarray:
+    """``out[:] = sum_r coefficients[r] * vectors[r]``, in place, one pass per vector.
+
+    In-place BLAS ``axpy`` avoids both the temporary of ``c * v`` and stacking the messages
+    into a fresh matrix (whose page faults alone cost more than summing the messages).
+    """
+    started = False
+    for coefficient, vector in zip(coefficients, vectors, strict=True):
+        if coefficient == 0.0:
+            continue
+        if not started:
+            if coefficient == 1.0:
+                np.copyto(out, vector)
+            else:
+                np.multiply(vector, coefficient, out=out)
+            started = True
+        elif coefficient == 1.0:
+            np.add(out, vector, out=out)
+        else:
+            _daxpy(vector, out, a=float(coefficient))
+    if not started:
+        out.fill(0.0)
+    return out
 
 
 class LinearCode(GradientCode):
@@ -381,13 +432,11 @@ class LinearCode(GradientCode):
     def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
         used, coefficients, condition = self._coefficients(tuple(messages))
         self._last_condition = condition
-        width = self.message_length(length)
-        stacked = np.empty((len(used), width))
-        for row, key in enumerate(used):
-            stacked[row] = messages[key]
-        if self.m == 1:
-            return coefficients[0] @ stacked
-        return (coefficients @ stacked).reshape(-1)[:length]
+        vectors = message_vectors(self.name, messages, used, self.message_length(length))
+        out = np.empty((self.m, len(vectors[0])))
+        for chunk in range(self.m):
+            linear_combination(out[chunk], coefficients[chunk], vectors)
+        return out.reshape(-1)[:length]
 
     def last_condition_number(self) -> float:
         return self._last_condition

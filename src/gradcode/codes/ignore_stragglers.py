@@ -48,8 +48,7 @@ class IgnoreStragglers(GradientCode):
     def decode(self, messages: Mapping[int, np.ndarray], length: int) -> np.ndarray:
         if len(messages) < self.n - self.s:
             raise NotDecodableError(
-                f"{self.name} waits for n - s = {self.n - self.s} workers; "
-                f"got {len(messages)}",
+                f"{self.name} waits for n - s = {self.n - self.s} workers; got {len(messages)}",
                 needed=self.n - self.s - len(messages),
             )
         total = np.sum([messages[key] for key in sorted(messages)], axis=0)

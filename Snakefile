@@ -1,0 +1,18 @@
+# gradcode: raw data -> prepared data -> codes -> runs -> tables -> figures -> report.
+# Thin on purpose: each stage lives in its own file under workflow/rules/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/codes.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_outputs(),

@@ -1,0 +1,5 @@
+import sys
+
+from gradcode.cli import main
+
+sys.exit(main())

@@ -1,0 +1,224 @@
+"""Command line: ``gradcode codes list|show|verify``.
+
+Scheme parameters are given as ``--name value`` after the scheme name; values are read as YAML
+scalars or lists, so ``--n 8 --points chebyshev --placement '[[0, 1], [1, 2]]'`` all work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import yaml
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def parse_scheme_params(tokens: Sequence[str]) -> dict[str, Any]:
+    """``['--n', '8', '--s', '2']`` -> ``{'n': 8, 's': 2}``."""
+    params: dict[str, Any] = {}
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if not token.startswith("--") or len(token) == 2:
+            raise CLIError(f"expected a scheme parameter like --n 8, got {token!r}")
+        key, _, inline = token[2:].partition("=")
+        key = key.replace("-", "_")
+        if inline:
+            raw = inline
+            index += 1
+        else:
+            if index + 1 >= len(tokens):
+                raise CLIError(f"parameter --{key} needs a value")
+            raw = tokens[index + 1]
+            index += 2
+        if key in params:
+            raise CLIError(f"parameter --{key} given twice")
+        try:
+            params[key] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise CLIError(f"parameter --{key}: cannot read value {raw!r}") from None
+    return params
+
+
+def _build(name: str, params: dict[str, Any]):
+    from gradcode.codes import build
+
+    try:
+        return build(name, **params)
+    except ValueError as error:
+        raise CLIError(str(error)) from None
+
+
+def _format_report(report) -> str:
+    lines = [
+        f"scheme               {report.scheme}",
+        f"parameters           {', '.join(f'{k}={v}' for k, v in report.params.items())}",
+        f"exact                {report.exact}",
+        f"patterns checked     {report.patterns_checked} of {report.patterns_total}"
+        f" ({'exhaustive' if report.exhaustive else 'random'})",
+        f"max relative error   {report.max_relative_error:.3e}",
+        f"worst condition no.  {report.worst_condition_number:.3e}",
+        f"load per worker      {_compact(report.loads)}",
+        f"message length       {report.message_fraction:.4g} of the gradient",
+        f"messages per worker  {_compact(report.messages_per_worker)}",
+        f"support matches      {report.support_ok}",
+    ]
+    for failure in report.failures[:10]:
+        lines.append(f"FAILED  {failure}")
+    lines.append("verdict              " + ("PASS" if report.passed() else "FAIL"))
+    return "\n".join(lines)
+
+
+def _compact(values: Sequence[int]) -> str:
+    if values and len(set(values)) == 1:
+        return f"{values[0]} (all {len(values)} workers)"
+    return " ".join(str(v) for v in values)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def cmd_codes_list(_: argparse.Namespace, __: list[str]) -> int:
+    from gradcode.codes import available, scheme_class
+
+    for name in available():
+        doc = sys.modules[scheme_class(name).__module__].__doc__ or ""
+        summary = doc.strip().splitlines()[0] if doc.strip() else ""
+        print(f"{name:20s} {summary}")
+    return 0
+
+
+def cmd_codes_verify(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.codes.verify import verify
+
+    code = _build(args.scheme, parse_scheme_params(rest))
+    report = verify(
+        code,
+        exhaustive=True if args.exhaustive else None,
+        limit=args.max_patterns,
+        length=args.gradient_length,
+        seed=args.check_seed,
+    )
+    if args.json:
+        payload = report.as_dict() | {"passed": report.passed()}
+        print(json.dumps(_jsonable(payload), indent=2))
+    else:
+        print(_format_report(report))
+    return 0 if report.passed() else 1
+
+
+def cmd_codes_show(args: argparse.Namespace, rest: list[str]) -> int:
+    code = _build(args.scheme, parse_scheme_params(rest))
+    print(repr(code))
+    print(f"n={code.n} workers, k={code.k} partitions, s={code.s}, a={code.a}, m={code.m}")
+    print("\nassignment (rows: workers, columns: partitions)")
+    mask = code.assignment_matrix()
+    for worker, row in enumerate(mask):
+        cells = "".join("#" if v else "." for v in row)
+        print(
+            f"  W{worker:<3d} {cells}  load {int(row.sum())}  partitions {code.partitions(worker)}"
+        )
+    encoding = getattr(code, "encoding_matrix", None)
+    if encoding is not None:
+        tensor = encoding()
+        keys = code.all_message_keys()
+        print("\nencoding (rows: messages; columns: partition[.chunk] coefficients)")
+        with np.printoptions(precision=4, suppress=True, linewidth=160):
+            for key, row in zip(keys, tensor, strict=True):
+                flat = row.T.reshape(-1) if code.m > 1 else row[:, 0]
+                print(f"  {key!s:>8}  {np.array2string(flat, max_line_width=150)}")
+    return 0
+
+
+def cmd_codes_stability(args: argparse.Namespace, _: list[str]) -> int:
+    from gradcode.codes.stability import FAMILIES, stability_rows, write_stability_csv
+
+    if not 2 <= args.n_min <= args.n_max:
+        raise CLIError(f"need 2 <= --n-min <= --n-max (got {args.n_min}, {args.n_max})")
+    families = FAMILIES
+    if args.families:
+        wanted = set(args.families.split(","))
+        known = {family.scheme for family in FAMILIES}
+        if not wanted <= known:
+            raise CLIError(f"unknown --families {sorted(wanted - known)} (known: {sorted(known)})")
+        families = tuple(f for f in FAMILIES if f.scheme in wanted)
+    rows = stability_rows(
+        range(args.n_min, args.n_max + 1),
+        families,
+        patterns=args.patterns,
+        seed=args.check_seed,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    write_stability_csv(args.out, rows)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gradcode", description=__doc__, allow_abbrev=False)
+    sub = parser.add_subparsers(dest="command", required=True)
+    codes = sub.add_parser("codes", help="gradient codes: list, show, verify", allow_abbrev=False)
+    codes_sub = codes.add_subparsers(dest="action", required=True)
+    listing = codes_sub.add_parser("list", help="the available schemes", allow_abbrev=False)
+    listing.set_defaults(func=cmd_codes_list)
+    show = codes_sub.add_parser(
+        "show", help="print the assignment and encoding matrix", allow_abbrev=False
+    )
+    show.add_argument("scheme")
+    show.set_defaults(func=cmd_codes_show)
+    check = codes_sub.add_parser(
+        "verify", help="decode straggler patterns against an independent sum", allow_abbrev=False
+    )
+    check.add_argument("scheme")
+    check.add_argument("--exhaustive", action="store_true", help="every pattern, however many")
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    # harness options are long and distinct so they never shadow a scheme parameter (crc's seed)
+    check.add_argument(
+        "--max-patterns", type=int, default=500, help="random patterns when not exhaustive"
+    )
+    check.add_argument("--gradient-length", type=int, default=37, help="gradient length used")
+    check.add_argument("--check-seed", type=int, default=0, help="seed of the random partials")
+    check.set_defaults(func=cmd_codes_verify)
+    study = codes_sub.add_parser(
+        "stability", help="max decode error versus n, as CSV", allow_abbrev=False
+    )
+    study.add_argument("--n-min", type=int, default=5)
+    study.add_argument("--n-max", type=int, default=40)
+    study.add_argument("--patterns", type=int, default=30, help="random patterns per (scheme, n)")
+    study.add_argument("--families", help="comma-separated schemes (default: all)")
+    study.add_argument("--check-seed", type=int, default=0)
+    study.add_argument("--out", required=True, help="CSV file to write")
+    study.set_defaults(func=cmd_codes_stability)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.func in (cmd_codes_list, cmd_codes_stability):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        return args.func(args, rest)
+    except CLIError as error:
+        print(f"gradcode: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+# Config validation and helpers shared by the rule files.
+import shlex
+
+from snakemake.utils import validate
+
+from gradcode.codes import build
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+CODES = {entry["id"]: entry for entry in config["codes"]["verify"]}
+
+
+def _check_code_parameters():
+    """Impossible code parameters fail here, at DAG construction, naming the config key."""
+    for index, entry in enumerate(config["codes"]["verify"]):
+        try:
+            build(entry["scheme"], **entry["params"])
+        except ValueError as error:
+            raise ValueError(
+                f"config codes.verify[{index}] (id {entry['id']}): {error}"
+            ) from None
+    if len(CODES) != len(config["codes"]["verify"]):
+        raise ValueError("config codes.verify: ids must be unique")
+
+
+_check_code_parameters()
+
+
+def verify_args(code_id):
+    entry = CODES[code_id]
+    words = [entry["scheme"]]
+    for key, value in entry["params"].items():
+        words += [f"--{key}", str(value).replace("'", "")]
+    if entry.get("exhaustive"):
+        words.append("--exhaustive")
+    return shlex.join(words)
+
+
+def all_outputs():
+    return [
+        "results/tables/codes.csv",
+        "results/codes/stability.csv",
+    ]
