@@ -9,7 +9,7 @@ import random
 import pytest
 
 from gradcode.codes import available, build, scheme_class
-from tests.codes.harness import assert_exact
+from tests.codes.harness import SOUND_TOLERANCE, assert_exact
 
 EXHAUSTIVE_MAX_N = 12
 
@@ -45,4 +45,4 @@ def test_random_patterns_up_to_50(name):
     if not candidates:
         pytest.skip(f"{name} has no parameters with n > {EXHAUSTIVE_MAX_N}")
     for params in random.Random(name).sample(candidates, min(12, len(candidates))):
-        assert_exact(build(name, **params), exhaustive=False, limit=40)
+        assert_exact(build(name, **params), exhaustive=False, limit=40, tolerance=SOUND_TOLERANCE)

@@ -111,7 +111,10 @@ class GradientCode(ABC):
 
     @classmethod
     def parameter_grid(cls, max_n: int) -> Iterator[dict[str, Any]]:
-        """Every valid parameter combination with ``n <= max_n`` (drives the exhaustive tests).
+        """Every valid parameter combination whose code has ``code.n <= max_n`` workers.
+
+        Drives the exhaustive tests; ``max_n`` and ``numerically_sound_up_to`` count workers
+        (``code.n``), which for a tree code is the number of tree nodes, not its branching.
 
         Schemes with unbounded parameter spaces (placements, order vectors) yield a documented,
         representative family instead.
