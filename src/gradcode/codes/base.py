@@ -181,6 +181,34 @@ class GradientCode(ABC):
         Raises ``NotDecodableError`` when ``messages`` do not suffice.
         """
 
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Earliest time the master can decode, per trial.
+
+        ``arrivals`` has shape ``(trials, len(all_message_keys()))``: when each message reaches
+        the master (``inf`` for never). Returns shape ``(trials,)`` (``inf`` where the trial
+        never becomes decodable). This generic version adds messages in arrival order and asks
+        ``is_decodable`` after each; schemes override it with a vectorised form of the same
+        rule, and the tests check the two agree.
+        """
+        arrivals = np.asarray(arrivals, dtype=np.float64)
+        keys = self.all_message_keys()
+        if arrivals.ndim != 2 or arrivals.shape[1] != len(keys):
+            raise ValueError(
+                f"{self.name}: arrivals must have shape (trials, {len(keys)}), "
+                f"got {arrivals.shape}"
+            )
+        result = np.full(arrivals.shape[0], np.inf)
+        for trial, row in enumerate(arrivals):
+            held: list[MessageKey] = []
+            for index in np.argsort(row, kind="stable"):
+                if not np.isfinite(row[index]):
+                    break
+                held.append(keys[index])
+                if self.is_decodable(held):
+                    result[trial] = row[index]
+                    break
+        return result
+
     def min_responders(self) -> int:
         """Smallest number of workers whose messages can suffice in the worst case."""
         return self.n - self.s
