@@ -18,10 +18,23 @@ overdetermined) system by least squares on all responders, once per responder se
 ``H`` comes from ``numpy.random.default_rng(seed)`` (the paper's MATLAB ``randn``), so a code is
 reproducible from ``(n, s, seed)``. ``is_decodable`` is the generic rule ``|R| >= n - s``.
 
-Numerics (measured with ``seed = 0``, every ``s`` in ``0..n - 1``, 40 random straggler patterns of
-each, ``verify`` with gradient length 37): the maximum relative decoding error grows with ``n``
-because the ``s x s`` solves on random Gaussian blocks produce entries of ``B`` of widely varying
-size. See ``numerically_sound_up_to`` below for the measured limit.
+Numerics. The decoding error grows with ``n``, erratically, because the ``s x s`` solves on
+random Gaussian blocks give ``B`` entries of widely varying size (condition numbers of ``B_R`` up
+to ~1e11). Measured maximum relative decoding error with ``seed = 0``, every ``s`` in
+``0..n - 1``, 400 random straggler patterns each (``verify`` with gradient length 37, seeds 0
+and 1), worst over ``s``:
+
+====  =======  ====  =======  ====  =======  ====  =======
+ n    error     n    error     n    error     n    error
+====  =======  ====  =======  ====  =======  ====  =======
+ 13   1.2e-11   20   5.1e-10   27   1.3e-9    36   3.7e-9
+ 16   3.0e-10   21   2.1e-10   29   2.9e-9    43   1.1e-9
+ 18   5.1e-10   22   3.2e-9    32   2.4e-9    49   3.1e-9
+====  =======  ====  =======  ====  =======  ====  =======
+
+It stays below 1e-8 through ``n = 50`` (max 3.7e-9), so ``numerically_sound_up_to = None``; it
+exceeds 1e-9 from ``n = 22`` on. Another seed draws another ``H`` and other numbers; exhaustive
+checks of seeds 1, 7 and 2024 are in the parameter grid.
 """
 
 from __future__ import annotations
@@ -47,7 +60,7 @@ class CyclicRepetition(LinearCode):
     """
 
     name = "crc"
-    numerically_sound_up_to = None
+    numerically_sound_up_to = None  # seed 0; see the module docstring
 
     def __init__(self, n: int, s: int, seed: int = 0) -> None:
         self.n = check_int("n", self.name, n, minimum=1)

@@ -15,7 +15,8 @@ decode as soon as every group has at least one responder. That is weaker than "a
 workers" (which it implies: ``s`` stragglers cannot empty a group of ``s + 1``), and
 ``is_decodable`` reports the weaker rule because a runtime may stop waiting as soon as it holds.
 No arithmetic other than additions happens anywhere, so the scheme is exact for every ``n``
-(measured relative error ~1e-16 through ``n = 50``; ``numerically_sound_up_to = None``).
+(measured maximum relative error 3.2e-16 over every ``(n, s)`` with ``n <= 50``, 40 random
+straggler patterns each; ``numerically_sound_up_to = None``).
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ class FractionalRepetition(LinearCode):
 
     def _covered(self, keys: Iterable[int]) -> set[int]:
         width = self.s + 1
-        return {key // width for key in keys if isinstance(key, int | np.integer) and 0 <= key < self.n}
+        return {
+            key // width for key in keys if isinstance(key, int | np.integer) and 0 <= key < self.n
+        }
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         """At least one responder in every group."""
@@ -87,7 +90,7 @@ class FractionalRepetition(LinearCode):
 
     def _solve(self, keys: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray]:
         first: dict[int, int] = {}
-        for key in keys:  # sorted, so the lowest responder of each group is kept
+        for key in sorted(keys):  # the lowest responder of each group is kept
             first.setdefault(self.group(key), key)
         if len(first) < self.groups:
             empty = [g for g in range(self.groups) if g not in first]
