@@ -205,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--check-seed", type=int, default=0)
     study.add_argument("--out", required=True, help="CSV file to write")
     study.set_defaults(func=cmd_codes_stability)
+
+    from gradcode.data.cli import add_parser as add_data_parser
+
+    add_data_parser(sub)
     return parser
 
 

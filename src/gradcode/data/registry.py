@@ -1,0 +1,227 @@
+"""The data sets ``prepare`` knows: names, variants, inputs, options; builders load lazily."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradcode.data.errors import OptionError
+from gradcode.data.prepared import Built
+from gradcode.data.provenance import Published
+
+#: largest seed accepted (scikit-learn's random_state limit)
+MAX_SEED = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class Option:
+    """A dataset-specific numeric parameter (``rows``, ``noise_std``...)."""
+
+    kind: type  # int or float
+    minimum: float
+    help: str
+    presets_allow: bool  # may be given with a preset variant (else only with "custom")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What ``prepare(name, ...)`` needs to know about one data set.
+
+    ``variants`` maps each variant to the logical input file names it reads (compression
+    suffixes are added when looking for them); the first variant is the default.
+    """
+
+    name: str
+    summary: str
+    builder: str  # "module:function" below gradcode.data
+    variants: Mapping[str, tuple[str, ...]]
+    variant_help: Mapping[str, str]
+    seed_default: int | None  # None: the data set takes no seed
+    seed_help: str = ""
+    options: Mapping[str, Option] = field(default_factory=dict)
+    raw_subdir: str | None = None  # folder of its files under GRADCODE_DATA_DIR
+    downloadable: bool = False
+
+    @property
+    def default_variant(self) -> str:
+        return next(iter(self.variants))
+
+    def load_builder(self) -> Callable[..., Built]:
+        module, function = self.builder.split(":")
+        return getattr(importlib.import_module(f"gradcode.data.{module}"), function)
+
+    def published(self) -> Mapping[str, Published]:
+        module = importlib.import_module(f"gradcode.data.{self.builder.split(':')[0]}")
+        return getattr(module, "PUBLISHED", {})
+
+    def check_variant(self, variant: str | None) -> str:
+        if variant is None:
+            return self.default_variant
+        if variant not in self.variants:
+            raise OptionError(
+                f"{self.name} has no variant {variant!r} (variants: {', '.join(self.variants)})"
+            )
+        return variant
+
+    def check_seed(self, seed: object) -> int | None:
+        if seed is None:
+            return self.seed_default
+        if self.seed_default is None:
+            raise OptionError(f"{self.name} takes no seed (its rows and split are fixed)")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise OptionError(f"seed must be an integer in 0..{MAX_SEED} (got {seed!r})")
+        return int(seed)
+
+    def check_options(self, variant: str, options: Mapping[str, Any]) -> dict[str, Any]:
+        checked: dict[str, Any] = {}
+        for key, value in options.items():
+            if key not in self.options:
+                takes = ", ".join(self.options) or "none"
+                raise OptionError(f"{self.name} has no option {key!r} (options: {takes})")
+            option = self.options[key]
+            if variant != "custom" and not option.presets_allow:
+                raise OptionError(
+                    f"{self.name}: option {key!r} needs variant 'custom' (got {variant!r})"
+                )
+            number = _number(key, value, option.kind)
+            if number < option.minimum:
+                raise OptionError(f"{self.name}: {key} must be >= {option.minimum:g} (got {value})")
+            checked[key] = number
+        if variant == "custom":
+            missing = [
+                k for k, o in self.options.items() if not o.presets_allow and k not in checked
+            ]
+            if missing:
+                raise OptionError(
+                    f"{self.name} variant 'custom' needs option(s) {', '.join(missing)}"
+                )
+        return checked
+
+
+def _number(key: str, value: object, kind: type) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise OptionError(f"{key} must be a number (got {value!r})")
+    if kind is int:
+        if isinstance(value, float) and not value.is_integer():
+            raise OptionError(f"{key} must be an integer (got {value!r})")
+        return int(value)
+    if not math.isfinite(value):
+        raise OptionError(f"{key} must be finite (got {value!r})")
+    return float(value)
+
+
+_ROWS = Option(int, 1, "training rows d", False)
+_FEATURES = Option(int, 1, "features p", False)
+_TEST_ROWS = Option(int, 0, "test rows", True)
+
+_GISETTE_UCI = (
+    "gisette_train.data",
+    "gisette_train.labels",
+    "gisette_valid.data",
+    "gisette_valid.labels",
+    "gisette.param",
+)
+
+DATASETS: dict[str, DatasetSpec] = {
+    spec.name: spec
+    for spec in (
+        DatasetSpec(
+            name="amazon",
+            summary="Amazon Employee Access (Kaggle): one-hot with interactions, 80/20 split",
+            builder="amazon:build",
+            variants={
+                "tandon": ("train.csv",),
+                "tandon-all-pairs": ("train.csv",),
+                "tandon-kaggle-vocab": ("train.csv", "test.csv"),
+                "first-order": ("train.csv",),
+            },
+            variant_help={
+                "tandon": "Tandon et al.'s recipe: 241,915 features, 26,215 / 6,554 rows",
+                "tandon-all-pairs": "all 36 interaction pairs: 242,445 features",
+                "tandon-kaggle-vocab": "categories also from Kaggle's test.csv: 372,083",
+                "first-order": "no interactions: 15,627 features",
+            },
+            seed_default=0,
+            seed_help="random_state of the 80/20 train_test_split (Tandon et al.: 0)",
+            raw_subdir="amazon",
+            downloadable=True,
+        ),
+        DatasetSpec(
+            name="gisette",
+            summary="GISETTE (UCI 170): 5000 features + bias, checked against gisette.param",
+            builder="gisette:build",
+            variants={
+                "uci": _GISETTE_UCI,
+                "paper001": _GISETTE_UCI,
+                "libsvm": ("gisette_scale", "gisette_scale.t"),
+            },
+            variant_help={
+                "uci": "train 6000 / test 1000 (the validation file)",
+                "paper001": "train = first 6552 of train+valid (paper 001's d), test 448",
+                "libsvm": "LIBSVM gisette_scale / gisette_scale.t, scaled to [-1, 1]",
+            },
+            seed_default=None,
+            raw_subdir="gisette",
+            downloadable=True,
+        ),
+        DatasetSpec(
+            name="gisette-standin",
+            summary="STAND-IN, NOT GISETTE: synthetic data of GISETTE's shape for offline runs",
+            builder="gisette_standin:build",
+            variants={"uci": (), "paper001": ()},
+            variant_help={
+                "uci": "6000 + 1000 rows x 5001",
+                "paper001": "6552 + 448 rows x 5001",
+            },
+            seed_default=0,
+            seed_help="seed of numpy.random.default_rng",
+        ),
+        DatasetSpec(
+            name="synthetic-linear",
+            summary="paper 001 eq. (10): x ~ N(0, I), y = x . theta* + z; theta* saved",
+            builder="synthetic:build_linear",
+            variants={"d7644-p6500": (), "d32760-p5000": (), "custom": ()},
+            variant_help={
+                "d7644-p6500": "d = 7644 rows, p = 6500 (paper 001, Fig. 11)",
+                "d32760-p5000": "d = 32760 rows, p = 5000 (paper 001, Fig. 12)",
+                "custom": "d = --rows, p = --features",
+            },
+            seed_default=0,
+            seed_help="seed of numpy.random.default_rng",
+            options={
+                "rows": _ROWS,
+                "features": _FEATURES,
+                "test_rows": _TEST_ROWS,
+                "noise_std": Option(float, 0.0, "standard deviation of z (paper: 1)", True),
+            },
+        ),
+        DatasetSpec(
+            name="synthetic-logistic",
+            summary="small logistic regression with a known model, for smoke runs",
+            builder="synthetic:build_logistic",
+            variants={"small": (), "custom": ()},
+            variant_help={
+                "small": "2000 + 500 rows, p = 50",
+                "custom": "--rows, --features, --test-rows",
+            },
+            seed_default=0,
+            seed_help="seed of numpy.random.default_rng",
+            options={"rows": _ROWS, "features": _FEATURES, "test_rows": _TEST_ROWS},
+        ),
+    )
+}
+
+
+def available() -> list[str]:
+    """Names accepted by ``prepare``, sorted."""
+    return sorted(DATASETS)
+
+
+def get(name: str) -> DatasetSpec:
+    """The spec of data set ``name``; ``OptionError`` naming the choices if unknown."""
+    if name not in DATASETS:
+        raise OptionError(f"unknown data set {name!r} (available: {', '.join(available())})")
+    return DATASETS[name]
