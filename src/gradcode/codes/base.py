@@ -190,13 +190,8 @@ class GradientCode(ABC):
         ``is_decodable`` after each; schemes override it with a vectorised form of the same
         rule, and the tests check the two agree.
         """
-        arrivals = np.asarray(arrivals, dtype=np.float64)
+        arrivals = self._arrivals(arrivals)
         keys = self.all_message_keys()
-        if arrivals.ndim != 2 or arrivals.shape[1] != len(keys):
-            raise ValueError(
-                f"{self.name}: arrivals must have shape (trials, {len(keys)}), "
-                f"got {arrivals.shape}"
-            )
         result = np.full(arrivals.shape[0], np.inf)
         for trial, row in enumerate(arrivals):
             held: list[MessageKey] = []
@@ -208,6 +203,16 @@ class GradientCode(ABC):
                     result[trial] = row[index]
                     break
         return result
+
+    def _arrivals(self, arrivals: np.ndarray) -> np.ndarray:
+        """``arrivals`` as float64, checked to be ``(trials, number of message keys)``."""
+        arrivals = np.asarray(arrivals, dtype=np.float64)
+        width = len(self.all_message_keys())
+        if arrivals.ndim != 2 or arrivals.shape[1] != width:
+            raise ValueError(
+                f"{self.name}: arrivals must have shape (trials, {width}), got {arrivals.shape}"
+            )
+        return arrivals
 
     def min_responders(self) -> int:
         """Smallest number of workers whose messages can suffice in the worst case."""
@@ -312,6 +317,11 @@ def split_chunks(partials: np.ndarray, m: int) -> np.ndarray:
         padded[:, :length] = partials
         partials = padded
     return partials.reshape(rows, m, width)
+
+
+def order_statistic(arrivals: np.ndarray, count: int) -> np.ndarray:
+    """Per row, the time by which ``count`` of the messages have arrived: ``(trials,)``."""
+    return np.partition(arrivals, count - 1, axis=1)[:, count - 1]
 
 
 def message_vectors(

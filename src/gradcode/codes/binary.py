@@ -330,6 +330,11 @@ class BinaryCode(LinearCode):
             candidates=candidates,
         )
 
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Some class complete: the fastest class's slowest member."""
+        arrivals = self._arrivals(arrivals)
+        return np.min([arrivals[:, list(members)].max(axis=1) for members in self.classes], axis=0)
+
     def is_decodable(self, keys: Iterable[int]) -> bool:
         return 0 in self._missing(keys)
 

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.base import LinearCode, NotDecodableError, check_int, order_statistic, require
 
 
 class CyclicRepetition(LinearCode):
@@ -104,6 +104,10 @@ class CyclicRepetition(LinearCode):
     def b_matrix(self) -> np.ndarray:
         """The encoding matrix ``B`` of Algorithm 2, shape ``(n, n)`` (row = worker)."""
         return self._encoding[:, :, 0].copy()
+
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Any ``n - s`` workers decode: the ``(n - s)``-th arrival."""
+        return order_statistic(self._arrivals(arrivals), self.n - self.s)
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         """Any ``n - s`` distinct workers."""

@@ -84,6 +84,11 @@ class FractionalRepetition(LinearCode):
             key // width for key in keys if isinstance(key, int | np.integer) and 0 <= key < self.n
         }
 
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """One responder per group: the slowest group's fastest worker."""
+        arrivals = self._arrivals(arrivals)
+        return arrivals.reshape(len(arrivals), self.groups, self.s + 1).min(axis=2).max(axis=1)
+
     def is_decodable(self, keys: Iterable[int]) -> bool:
         """At least one responder in every group."""
         return len(self._covered(keys)) == self.groups

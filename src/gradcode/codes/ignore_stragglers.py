@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from gradcode.codes.base import GradientCode, NotDecodableError, check_int, require
+from gradcode.codes.base import GradientCode, NotDecodableError, check_int, order_statistic, require
 
 
 class IgnoreStragglers(GradientCode):
@@ -41,6 +41,10 @@ class IgnoreStragglers(GradientCode):
 
     def encode(self, worker: int, partials: np.ndarray) -> np.ndarray:
         return np.array(partials[0], dtype=np.float64)
+
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Any ``n - s`` workers decode: the ``(n - s)``-th arrival."""
+        return order_statistic(self._arrivals(arrivals), self.n - self.s)
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         return len(set(keys)) >= self.n - self.s

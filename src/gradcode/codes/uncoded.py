@@ -30,6 +30,10 @@ class Uncoded(LinearCode):
     def partitions(self, worker: int) -> tuple[int, ...]:
         return (worker,)
 
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Everyone is needed: the last arrival."""
+        return self._arrivals(arrivals).max(axis=1)
+
     def is_decodable(self, keys: Iterable[int]) -> bool:
         return set(range(self.n)) <= set(keys)
 

@@ -91,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.base import LinearCode, NotDecodableError, check_int, order_statistic, require
 
 POINT_SETS = ("paper", "chebyshev")
 #: measured like ``YeAbbe.numerically_sound_up_to``, for ``points="chebyshev"``
@@ -274,6 +274,10 @@ class YeAbbe(LinearCode):
         return self._b.copy()
 
     # -- decoding ----------------------------------------------------------------------------
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Any ``n - s`` workers decode: the ``(n - s)``-th arrival."""
+        return order_statistic(self._arrivals(arrivals), self.n - self.s)
+
     def is_decodable(self, keys: Iterable[int]) -> bool:
         """Any ``n - s`` distinct workers (``s = d - m``)."""
         return len({key for key in keys if 0 <= key < self.n}) >= self.n - self.s
