@@ -2,7 +2,8 @@
 
 Each *family* fixes how the straggler count and the other parameters grow with ``n``, so that
 the curves compare like with like: ``s = max(1, n // 4)`` stragglers, and for the codes with
-message reduction ``m = 2``. Errors are measured by the verification harness (decoded gradient
+message reduction ``m = 2`` (Ye-Abbe also with ``m = n // 4``, where its Vandermonde decoding
+degrades first). Errors are measured by the verification harness (decoded gradient
 against an independent sum of random partials); the condition number is the worst one the
 decoder met.
 """
@@ -39,21 +40,20 @@ class Family:
 
 FAMILIES: tuple[Family, ...] = (
     Family("crc", "crc", lambda n: {"n": n, "s": _stragglers(n)}),
-    Family(
-        "ye-abbe (paper thetas)",
-        "ye-abbe",
-        lambda n: {"n": n, "d": _stragglers(n) + 2, "s": _stragglers(n), "m": 2},
-    ),
-    Family(
-        "ye-abbe (chebyshev)",
-        "ye-abbe",
-        lambda n: {
-            "n": n,
-            "d": _stragglers(n) + 2,
-            "s": _stragglers(n),
-            "m": 2,
-            "points": "chebyshev",
-        },
+    *(
+        Family(
+            f"ye-abbe ({points}, m={label})",
+            "ye-abbe",
+            lambda n, points=points, m_of=m_of: {
+                "n": n,
+                "d": _stragglers(n) + m_of(n),
+                "s": _stragglers(n),
+                "m": m_of(n),
+                "points": points,
+            },
+        )
+        for points in ("paper", "chebyshev")
+        for label, m_of in (("2", lambda n: 2), ("n/4", lambda n: max(1, n // 4)))
     ),
     Family(
         "heterogeneous",
