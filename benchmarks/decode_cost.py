@@ -32,7 +32,11 @@ CONFIGS: tuple[tuple[str, str, dict], ...] = (
         "heterogeneous",
         {"placement": [[(i + j) % 20 for j in range(6)] for i in range(20)], "s": 3, "a": 0},
     ),
-    ("gc-mmc correlated r=5 order=3", "gc-mmc", {"n": 20, "r": 5, "design": "correlated", "order": 3}),
+    (
+        "gc-mmc correlated r=5 order=3",
+        "gc-mmc",
+        {"n": 20, "r": 5, "design": "correlated", "order": 3},
+    ),
     ("coded-reduce n=4 L=2 s=1", "coded-reduce", {"n": 4, "L": 2, "s": 1}),
 )
 

@@ -10,7 +10,7 @@ def _overrides(name):
     return scheme_class(name).completion_times is not GradientCode.completion_times
 
 
-@pytest.mark.parametrize("name", ["uncoded", "ignore-stragglers", "frc", "crc", "ye-abbe", "binary"])
+@pytest.mark.parametrize("name", [name for name in available() if _overrides(name)])
 def test_vectorised_completion_matches_is_decodable(name):
     rng = np.random.default_rng(7)
     checked = 0
