@@ -266,21 +266,3 @@ def add_parser(subparsers: Any) -> None:
     fetch.add_argument("--to", required=True, metavar="DIR", help="directory for the files")
     fetch.add_argument("--overwrite", action="store_true", help="replace existing files")
     fetch.set_defaults(func=cmd_download)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``gradcode data ...`` on its own (``python -m gradcode.data.cli list``)."""
-    parser = argparse.ArgumentParser(prog="gradcode", allow_abbrev=False)
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args, rest = parser.parse_known_args(["data", *(sys.argv[1:] if argv is None else argv)])
-    from gradcode.cli import CLIError
-
-    try:
-        return args.func(args, rest)
-    except CLIError as error:
-        print(f"gradcode: error: {error}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
