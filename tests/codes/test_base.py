@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradcode.codes import NotDecodableError, available, build
 from gradcode.codes.base import split_chunks
@@ -85,3 +87,18 @@ def test_decode_rejects_messages_of_the_wrong_length():
     code = build("uncoded", n=2)
     with pytest.raises(ValueError, match=r"message 1 has shape \(4,\), expected \(5,\)"):
         code.decode({0: np.zeros(5), 1: np.zeros(4)}, 5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 30), s=st.integers(0, 29), length=st.integers(1, 50))
+def test_baselines_hypothesis(n, s, length):
+    s = min(s, n - 1)
+    rng = np.random.default_rng(n * 100 + s)
+    partials = rng.standard_normal((n, length))
+    uncoded = build("uncoded", n=n)
+    got = uncoded.decode({i: uncoded.encode(i, partials[[i]]) for i in range(n)}, length)
+    np.testing.assert_allclose(got, independent_sum(partials), rtol=1e-12, atol=1e-12)
+    sgd = build("ignore-stragglers", n=n, s=s)
+    alive = sorted(rng.choice(n, size=n - s, replace=False))
+    got = sgd.decode({i: sgd.encode(i, partials[[i]]) for i in alive}, length)
+    np.testing.assert_allclose(got, independent_sum(partials[alive]), rtol=1e-12, atol=1e-12)
