@@ -209,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     from gradcode.data.cli import add_parser as add_data_parser
 
     add_data_parser(sub)
+
+    from gradcode.sim.cli import add_parser as add_simulate_parser
+
+    add_simulate_parser(sub)
     return parser
 
 

@@ -564,6 +564,27 @@ class CodedReduce(GradientCode):
         usable = self._usable(self._responded(keys))
         return bool(self._rule.ok(usable[0][None, :])[0])
 
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """The tree rule over time: ``is_decodable`` on the nodes arrived so far, per trial.
+
+        A node's message is usable from ``max(arrival, when its usable children become
+        decodable)`` (leaves: from their arrival); the master decodes when its usable children
+        do. "Decodable" is the per-parent code's own ``completion_times`` on the children's
+        usable times, applied to all parents of a layer at once. Forwarding is instantaneous
+        here; ``gradcode.timing`` adds the transfers of paper 001's model.
+        """
+        arrivals = self._arrivals(arrivals)
+        trials, n = arrivals.shape[0], self.branching
+        layer = self.nodes_at_depth(self.L)
+        usable = arrivals[:, layer.start : layer.stop]
+        for depth in range(self.L - 1, -1, -1):
+            decoded = self.inner_code.completion_times(usable.reshape(-1, n))
+            if depth == 0:
+                return decoded
+            layer = self.nodes_at_depth(depth)
+            usable = np.maximum(arrivals[:, layer.start : layer.stop], decoded.reshape(trials, -1))
+        raise AssertionError("unreachable: the loop returns at depth 0")
+
     def _not_decodable(self, responded: np.ndarray) -> NotDecodableError:
         """The exact cheapest completion: fewest extra nodes, and one set achieving it."""
         missing = (~responded).astype(np.int64)

@@ -671,6 +671,50 @@ class GCMMC(LinearCode):
     def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
         return all(self._local.ok(group.keys()) for group in self._group(keys))
 
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """``is_decodable`` over time, vectorised when the clusters decode by count (``mds``).
+
+        A distinct coded message counts from its first copy (``min`` over the keys carrying
+        it); a cluster decodes at the ``threshold``-th distinct lower-order message or at its
+        first full sum (hybrid), whichever is earlier; the gradient at the slowest cluster.
+        Clusters that decode by matching use the generic rule.
+        """
+        arrivals = self._arrivals(arrivals)
+        if not self._local.mds:
+            return super().completion_times(arrivals)
+        # inf column for the padding of coded messages with fewer copies
+        padded = np.concatenate([arrivals, np.full((arrivals.shape[0], 1), np.inf)], axis=1)
+        first = padded[:, self._copies()].min(axis=3)  # (trials, clusters, distinct)
+        coded = len(self._local.supports)  # distinct ids 0 .. coded - 1; the full sum after
+        if self.threshold <= coded:
+            done = np.partition(first[:, :, :coded], self.threshold - 1, axis=2)
+            done = done[:, :, self.threshold - 1]
+        else:
+            done = np.full(first.shape[:2], np.inf)
+        if self._local.full >= 0:
+            done = np.minimum(done, first[:, :, self._local.full])
+        return done.max(axis=1)
+
+    def _copies(self) -> np.ndarray:
+        """Key columns carrying each distinct coded message, ``(clusters, distinct, copies)``,
+        padded with ``len(keys)`` (the inf column ``completion_times`` appends)."""
+        cached = getattr(self, "_copy_index", None)
+        if cached is not None:
+            return cached
+        carriers: list[list[list[int]]] = [
+            [[] for _ in range(self.distinct_messages())] for _ in range(self.clusters)
+        ]
+        for q, key in enumerate(self._keys):
+            cluster, local = self._key_map[key]
+            carriers[cluster][local].append(q)
+        width = max(len(keys) for cluster in carriers for keys in cluster)
+        index = np.full((self.clusters, self.distinct_messages(), width), len(self._keys))
+        for c, cluster in enumerate(carriers):
+            for i, keys in enumerate(cluster):
+                index[c, i, : len(keys)] = keys
+        self._copy_index: np.ndarray = index
+        return index
+
     def progress_decodable(self, progress: Sequence[int]) -> bool:
         """Whether worker ``i`` having sent its first ``progress[i]`` messages suffices."""
         size = self.cluster_size

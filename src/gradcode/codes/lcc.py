@@ -62,6 +62,7 @@ from gradcode.codes.base import (
     NotDecodableError,
     Pattern,
     check_int,
+    order_statistic,
     require,
 )
 
@@ -164,6 +165,12 @@ class LagrangeCode(GradientCode):
     def partitions(self, worker: int) -> tuple[int, ...]:
         return tuple(range(self.k))
 
+    def data_fraction(self, key: MessageKey) -> float:
+        """Share of the data set a worker computes on before sending ``key``: its one coded
+        part, ``1 / k`` (``partitions`` lists all ``k`` parts because all enter its data, so
+        timing models ask this instead of counting partitions)."""
+        return 1.0 / self.k
+
     def encoding_coefficients(self) -> np.ndarray:
         """``E`` of shape ``(k, n)``: worker ``i`` stores ``sum_p E[p, i] (X_p, y_p)``."""
         return self._encoding.copy()
@@ -228,6 +235,10 @@ class LagrangeCode(GradientCode):
 
     def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
         return len(self._responders(keys)) >= self.recovery_threshold
+
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Any ``2k - 1`` workers decode: that order statistic of the arrivals."""
+        return order_statistic(self._arrivals(arrivals), self.recovery_threshold)
 
     def decoding_coefficients(
         self, keys: Iterable[MessageKey]

@@ -1,0 +1,210 @@
+"""Simulation specs: a timing model, its parameters and a list of scheme configurations.
+
+A spec is a mapping (a YAML file, or a preset's dict of the same shape)::
+
+    name: my-study                 # optional (a file's stem by default)
+    description: what and why      # optional, copied to the output's sidecar
+    source: paper 000, Table 3     # optional
+    model: master-worker           # a name in gradcode.timing.MODELS
+    parameters: {lambda1: 0.8, t1: 1.6, lambda2: 0.1, t2: 6}
+    length: 343474                 # optional gradient length: adds the floats column
+    confidence: 0.95               # optional level of the confidence intervals
+    schemes:
+      - scheme: ye-abbe            # a registry name, or ring-allreduce
+        params: {n: 8, d: 4, s: 1, m: 3}
+        label: GC m=3              # optional (default: the scheme name)
+        reference: 21.3697         # optional published value (reference_time column)
+      - scheme: crc
+        params: {n: 8}
+        grid: {s: [1, 2, 3]}       # optional: one configuration per combination
+
+Validation is strict and happens here, once: unknown keys are rejected, every scheme is built
+(so its own parameter checks run) and the model checks it can simulate it (e.g. a per-worker
+parameter list has one value per worker of that scheme). Errors are ``SpecError`` with one
+line naming the place, e.g. ``table3.yaml: schemes[2].params: ye-abbe needs d >= s + m ...``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gradcode.codes import build
+from gradcode.timing import MODELS, RingAllReduce, TimingModel, model_from_spec
+
+TOP_KEYS = ("name", "description", "source", "model", "parameters", "length", "confidence")
+SCHEME_KEYS = ("scheme", "params", "label", "grid", "reference")
+DEFAULT_CONFIDENCE = 0.95
+
+
+class SpecError(ValueError):
+    """An invalid simulation spec; the message is one line naming the offending key."""
+
+
+@dataclass(frozen=True)
+class SchemeConfig:
+    """One row of the result table: a built scheme and how the spec named it."""
+
+    label: str
+    name: str
+    scheme: Any  # GradientCode or RingAllReduce
+    reference: float | None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated spec; ``raw`` is the mapping it came from (for ``--show`` and sidecars)."""
+
+    name: str
+    description: str
+    source: str
+    model_name: str
+    model: TimingModel
+    length: int | None
+    confidence: float
+    schemes: tuple[SchemeConfig, ...]
+    raw: dict[str, Any]
+
+
+def build_scheme(name: str, params: Mapping[str, Any]) -> Any:
+    """A registry code, or ``RingAllReduce``; ``ValueError`` on bad parameters."""
+    if name == RingAllReduce.name:
+        try:
+            return RingAllReduce(**params)
+        except TypeError as error:
+            raise ValueError(f"{name}: {error}") from None
+    return build(name, **params)
+
+
+def load_spec(data: Any, *, origin: str, default_name: str = "spec") -> Spec:
+    """Validate ``data`` (a spec mapping) and build its model and schemes."""
+
+    def fail(where: str, message: str) -> SpecError:
+        return SpecError(f"{origin}: {where}: {message}" if where else f"{origin}: {message}")
+
+    if not isinstance(data, Mapping):
+        raise fail("", f"a spec must be a mapping (got {type(data).__name__})")
+    allowed = (*TOP_KEYS, "schemes")
+    for key in data:
+        if key not in allowed:
+            raise fail(str(key), f"unknown key (allowed: {', '.join(allowed)})")
+    for key in ("model", "parameters", "schemes"):
+        if key not in data:
+            raise fail(key, "missing")
+    texts = {}
+    for key, default in (("name", default_name), ("description", ""), ("source", "")):
+        value = data.get(key, default)
+        if not isinstance(value, str):
+            raise fail(key, f"must be a string (got {value!r})")
+        texts[key] = value
+    if not isinstance(data["model"], str):
+        raise fail("model", f"must be a model name (got {data['model']!r})")
+    if data["model"] not in MODELS:
+        available = ", ".join(sorted(MODELS))
+        raise fail("model", f"unknown model {data['model']!r} (available: {available})")
+    try:
+        model = model_from_spec(data["model"], data["parameters"])
+    except ValueError as error:  # the message names parameters.<key>
+        raise fail("", str(error)) from None
+    length = data.get("length")
+    if length is not None and (
+        isinstance(length, bool) or not isinstance(length, int) or length < 1
+    ):
+        raise fail("length", f"must be an integer >= 1 (got {length!r})")
+    confidence = data.get("confidence", DEFAULT_CONFIDENCE)
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0 < confidence < 1
+        or math.isnan(confidence)
+    ):
+        raise fail("confidence", f"must be a number in (0, 1) (got {confidence!r})")
+    entries = data["schemes"]
+    if not isinstance(entries, Sequence) or isinstance(entries, str) or not entries:
+        raise fail("schemes", "must be a non-empty list")
+    schemes = []
+    for index, entry in enumerate(entries):
+        where = f"schemes[{index}]"
+        try:
+            schemes += _scheme_configs(entry, model, where)
+        except SpecError as error:
+            raise fail(*str(error).split(": ", 1)) from None
+    return Spec(
+        name=texts["name"],
+        description=texts["description"],
+        source=texts["source"],
+        model_name=data["model"],
+        model=model,
+        length=length,
+        confidence=float(confidence),
+        schemes=tuple(schemes),
+        raw=dict(data),
+    )
+
+
+def _scheme_configs(entry: Any, model: TimingModel, where: str) -> list[SchemeConfig]:
+    if not isinstance(entry, Mapping):
+        raise SpecError(f"{where}: must be a mapping with a scheme key (got {entry!r})")
+    for key in entry:
+        if key not in SCHEME_KEYS:
+            raise SpecError(f"{where}.{key}: unknown key (allowed: {', '.join(SCHEME_KEYS)})")
+    name = entry.get("scheme")
+    if not isinstance(name, str):
+        raise SpecError(f"{where}.scheme: must be a scheme name (got {name!r})")
+    params = entry.get("params", {})
+    if not isinstance(params, Mapping):
+        raise SpecError(f"{where}.params: must be a mapping (got {params!r})")
+    label = entry.get("label", name)
+    if not isinstance(label, str):
+        raise SpecError(f"{where}.label: must be a string (got {label!r})")
+    reference = entry.get("reference")
+    if reference is not None and (
+        isinstance(reference, bool) or not isinstance(reference, int | float)
+    ):
+        raise SpecError(f"{where}.reference: must be a number (got {reference!r})")
+    grid = entry.get("grid", {})
+    if not isinstance(grid, Mapping):
+        raise SpecError(f"{where}.grid: must be a mapping of parameter lists (got {grid!r})")
+    for key, values in grid.items():
+        if key in params:
+            raise SpecError(f"{where}.grid.{key}: also given in params")
+        if not isinstance(values, Sequence) or isinstance(values, str) or not values:
+            raise SpecError(f"{where}.grid.{key}: must be a non-empty list (got {values!r})")
+    combos = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+    configs = []
+    for combo in combos:
+        merged = {**params, **combo}
+        try:
+            scheme = build_scheme(name, merged)
+        except ValueError as error:
+            raise SpecError(f"{where}.params: {error}") from None
+        try:
+            model.check(scheme)
+        except ValueError as error:
+            raise SpecError(f"{where}: {error}") from None
+        configs.append(
+            SchemeConfig(label, name, scheme, None if reference is None else float(reference))
+        )
+    return configs
+
+
+def read_spec(path: str | Path) -> Spec:
+    """Load and validate a YAML spec file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read ({error.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise SpecError(f"{path.name}: not valid YAML{where}") from None
+    return load_spec(data, origin=path.name, default_name=path.stem)
