@@ -10,6 +10,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/codes.smk"
+include: "workflow/rules/simulate.smk"
 
 
 rule all:

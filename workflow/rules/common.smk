@@ -36,8 +36,15 @@ def verify_args(code_id):
     return shlex.join(words)
 
 
+def simulation_trials(preset):
+    """Trials for ``preset``: its own entry in simulate.trials_per_preset, else the default."""
+    overrides = config["simulate"].get("trials_per_preset", {})
+    return overrides.get(preset, config["simulate"]["trials"])
+
+
 def all_outputs():
     return [
         "results/tables/codes.csv",
         "results/codes/stability.csv",
+        *expand("results/sim/{preset}.csv", preset=config["simulate"]["presets"]),
     ]
