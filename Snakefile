@@ -11,6 +11,7 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/codes.smk"
 include: "workflow/rules/simulate.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:

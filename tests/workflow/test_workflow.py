@@ -48,7 +48,14 @@ def test_dry_run_plans_every_stage(tmp_path):
     )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
-    for rule in ("verify_code", "code_table", "stability", "simulate"):
+    for rule in (
+        "verify_code",
+        "code_table",
+        "stability",
+        "simulate",
+        "figure",
+        "comparison_table",
+    ):
         assert rule in out
 
 

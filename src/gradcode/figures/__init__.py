@@ -1,0 +1,1 @@
+"""Plot helpers and paper-versus-reproduced comparison rows for the figure notebooks."""

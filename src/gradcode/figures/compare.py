@@ -1,0 +1,60 @@
+"""Rows of the report's comparison table: a paper's number beside the reproduced one.
+
+Every notebook writes its rows with ``write_rows``; the workflow concatenates them. ``kind``
+says how the reproduced number was obtained: ``simulation`` (Monte Carlo of the paper's
+timing model), ``emulated cluster`` (real MPI ranks on one machine with injected delays) or
+``real cluster``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+KINDS = ("simulation", "emulated cluster", "real cluster", "exact computation")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    paper: str
+    item: str
+    quantity: str
+    paper_value: float | str
+    reproduced: float | str
+    kind: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"comparison kind must be one of {KINDS} (got {self.kind!r})")
+
+    @property
+    def difference(self) -> str:
+        """Relative difference in percent where both sides are numbers, else empty."""
+        if isinstance(self.paper_value, str) or isinstance(self.reproduced, str):
+            return ""
+        if self.paper_value == 0 or not math.isfinite(self.paper_value):
+            return ""
+        return f"{100.0 * (self.reproduced - self.paper_value) / abs(self.paper_value):+.2f}%"
+
+
+FIELDS = ("paper", "item", "quantity", "paper_value", "reproduced", "difference", "kind", "note")
+
+
+def write_rows(path: str | Path, rows: list[Comparison]) -> None:
+    """Write ``rows`` as CSV with the columns ``FIELDS`` (atomically)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS)
+        writer.writeheader()
+        for row in rows:
+            record = asdict(row) | {"difference": row.difference}
+            for key in ("paper_value", "reproduced"):
+                if isinstance(record[key], float):
+                    record[key] = f"{record[key]:.6g}"
+            writer.writerow(record)
+    tmp.replace(path)

@@ -1,0 +1,46 @@
+# Stage: figures. Each notebook (jupytext py:percent, with a `parameters` cell) is run by
+# papermill with the python3 kernel; it saves a PNG and its paper-versus-reproduced rows. The
+# executed notebook is kept beside the figure.
+
+
+rule figure:
+    input:
+        unpack(figure_inputs),
+        notebook=f"{NOTEBOOKS}/{{figure}}.py",
+    output:
+        png=report(
+            "results/figures/{figure}.png",
+            caption="../report/figure.rst",
+            category="Figures",
+        ),
+        notebook="results/notebooks/{figure}.ipynb",
+        comparison="results/tables/compare/{figure}.csv",
+    log:
+        "results/logs/figures/{figure}.log",
+    conda:
+        "../../envs/gradcode.yaml"
+    params:
+        parameters=papermill_parameters,
+    shell:
+        "jupytext --to ipynb --set-kernel python3 -o {output.notebook}.source.ipynb"
+        " {input.notebook} > {log} 2>&1"
+        " && papermill --log-level WARNING -k python3 {output.notebook}.source.ipynb"
+        " {output.notebook} {params.parameters} >> {log} 2>&1"
+        " && rm {output.notebook}.source.ipynb"
+
+
+rule comparison_table:
+    input:
+        expand("results/tables/compare/{figure}.csv", figure=active_figures()),
+    output:
+        report(
+            "results/tables/comparison.csv",
+            caption="../report/comparison.rst",
+            category="Paper versus reproduced",
+        ),
+    log:
+        "results/logs/tables/comparison.log",
+    conda:
+        "../../envs/gradcode.yaml"
+    script:
+        "../scripts/comparison_table.py"
