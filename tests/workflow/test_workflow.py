@@ -59,6 +59,22 @@ def test_dry_run_plans_every_stage(tmp_path):
         assert rule in out
 
 
+@pytest.mark.parametrize("profile", ["local", "ci", "slurm"])
+def test_profiles_dry_run_the_smoke_config(tmp_path, profile):
+    result = _snakemake(
+        "--dry-run",
+        "--profile",
+        str(ROOT / "workflow/profiles" / profile),
+        "--configfile",
+        str(ROOT / "config/smoke.yaml"),
+        "--directory",
+        str(tmp_path),
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 @pytest.mark.parametrize(
     "config, message",
     [
