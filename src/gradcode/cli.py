@@ -213,6 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
     from gradcode.sim.cli import add_parser as add_simulate_parser
 
     add_simulate_parser(sub)
+
+    from gradcode.train.cli import add_parser as add_train_parser
+
+    add_train_parser(sub)
     return parser
 
 

@@ -1,0 +1,63 @@
+"""The interface of a model: per-partition gradient sums, the objective, metrics."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import sparse
+
+Matrix = Any  # scipy.sparse CSR array/matrix or a dense float64 ndarray
+
+
+def matvec(X: Matrix, theta: np.ndarray) -> np.ndarray:
+    """``X @ theta`` as a float64 ndarray ``(rows,)``, for CSR and dense ``X`` alike."""
+    return np.asarray(X @ theta, dtype=np.float64).reshape(-1)
+
+
+def rmatvec(X: Matrix, residual: np.ndarray) -> np.ndarray:
+    """``X.T @ residual`` as a float64 ndarray ``(p,)``."""
+    if sparse.issparse(X):
+        return np.asarray(X.T @ residual, dtype=np.float64).reshape(-1)
+    return residual @ X
+
+
+class Model(ABC):
+    """A loss per example; see the package docstring for the objective and the scaling."""
+
+    kind: ClassVar[str]
+    #: the task the model needs in a prepared data set's ``meta["task"]``
+    task: ClassVar[str]
+
+    @abstractmethod
+    def partial_gradient(self, X: Matrix, y: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """``sum_i grad l(x_i, y_i; theta)`` over the rows of ``X``, shape ``(p,)``."""
+
+    @abstractmethod
+    def losses(self, X: Matrix, y: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """``l(x_i, y_i; theta)`` per row, shape ``(rows,)``."""
+
+    def loss(self, X: Matrix, y: np.ndarray, theta: np.ndarray, l2: float = 0.0) -> float:
+        """The objective ``F(theta)`` on ``(X, y)`` (mean loss plus ``l2 ||theta||^2``)."""
+        mean = float(np.mean(self.losses(X, y, theta))) if y.size else float("nan")
+        return mean + l2 * float(theta @ theta)
+
+    @staticmethod
+    def full_gradient(data_sum: np.ndarray, point: np.ndarray, rows: int, l2: float) -> np.ndarray:
+        """``grad F(point)`` from the decoded sum of per-example gradients: ``(p,)``."""
+        gradient = data_sum / rows
+        if l2:
+            gradient += (2.0 * l2) * point
+        return gradient
+
+    @abstractmethod
+    def metrics(
+        self,
+        theta: np.ndarray,
+        previous: np.ndarray | None,
+        X_test: Matrix,
+        y_test: np.ndarray,
+        theta_star: np.ndarray | None,
+    ) -> dict[str, float]:
+        """The papers' metrics of iterate ``theta`` (``previous``: the one before)."""

@@ -1,0 +1,104 @@
+"""Reading timings back from a run's log: what the injected delays and measured compute imply.
+
+For a flat scheme, each result record in ``log.jsonl`` carries its sender's measured
+computation and injected delays. A message with key ``q`` would, with free coordination, reach
+the master at::
+
+    ready_q   = compute_q + injected_compute_q          (cumulative up to that message)
+    arrival_q = max(arrival of the worker's previous message, ready_q) + injected_comm_q
+
+and the iteration would end at ``code.completion_times`` of those arrivals (messages that never
+arrived count as ``inf``: they were not needed). ``implied_iteration_time`` returns that;
+``coordination_overhead`` compares it with the measured iteration time (the coordination the
+runtime adds: sending the model, polling, transfers, decoding, the update).
+
+``predicted_iteration_time`` is the same rule applied to the injected delays alone, as a
+simulator would (it is what the speedup benchmark compares measured times with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from gradcode.codes.base import GradientCode
+from gradcode.train.bandwidth import SinglePort
+from gradcode.train.config import BandwidthConfig
+from gradcode.train.stragglers import Delays
+
+
+def _key(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def implied_iteration_time(code: GradientCode, record: Mapping[str, Any]) -> float:
+    """The completion time the logged compute and injected delays imply (seconds)."""
+    keys = code.all_message_keys()
+    index = {key: q for q, key in enumerate(keys)}
+    arrivals = np.full((1, len(keys)), np.inf)
+    messages = sorted(record["messages"], key=lambda m: m["compute"] + m["injected_compute"])
+    link_free: dict[int, float] = {}
+    for message in messages:
+        key = _key(message["key"])
+        ready = message["compute"] + message["injected_compute"]
+        worker = int(message["worker"])
+        arrival = max(link_free.get(worker, 0.0), ready) + message["injected_comm"]
+        link_free[worker] = arrival
+        arrivals[0, index[key]] = arrival
+    return float(code.completion_times(arrivals)[0])
+
+
+def coordination_overhead(
+    code: GradientCode, records: Iterable[Mapping[str, Any]], skip: int = 0
+) -> dict[str, float]:
+    """Over the records after the first ``skip``: ``(sum measured - sum implied) / sum
+    measured`` (``overhead``) and the mean of the per-iteration ratios (``mean_ratio``)."""
+    measured, implied = [], []
+    for record in list(records)[skip:]:
+        measured.append(record["iteration_time"])
+        implied.append(implied_iteration_time(code, record))
+    m, i = np.array(measured), np.array(implied)
+    return {
+        "iterations": float(m.size),
+        "measured_mean": float(m.mean()),
+        "implied_mean": float(i.mean()),
+        "overhead": float((m.sum() - i.sum()) / m.sum()),
+        "mean_ratio": float(np.mean((m - i) / m)),
+    }
+
+
+def predicted_iteration_time(
+    code: GradientCode,
+    delays: Delays,
+    features: int,
+    bandwidth: BandwidthConfig | None = None,
+) -> float:
+    """The iteration time the runtime's emulation implies for ``delays`` alone (no computation,
+    no coordination): the model a simulator runs, on the very draws a job injected.
+
+    Message ``q`` of worker ``w`` is ready after ``start_w + prefix_q compute_w``, leaves its
+    link ``comm_w L / l`` after the previous one, and with ``bandwidth`` is received through
+    the master's single port in arrival order (its payload bytes over the port's rate each,
+    as the runtime charges them). Flat schemes only.
+    """
+    keys = code.all_message_keys()
+    length = code.message_length(features)
+    link_free: dict[int, float] = {}
+    arrivals = np.empty(len(keys))
+    for q, key in enumerate(keys):
+        worker = code.worker_of(key)
+        start, compute, comm = delays.of(worker)
+        ready = start + code.message_prefix(key) * compute
+        arrivals[q] = max(link_free.get(worker, 0.0), ready) + comm * length / features
+        link_free[worker] = arrivals[q]
+    if bandwidth is not None:
+        port = SinglePort(bandwidth, features)
+        order = np.argsort(arrivals, kind="stable")
+        nbytes = length * 8
+        accepted = np.empty_like(arrivals)
+        for q in order:
+            accepted[q] = port.accept_time(arrivals[q], nbytes)
+        arrivals = accepted
+    return float(code.completion_times(arrivals[None, :])[0])

@@ -1,0 +1,124 @@
+"""``gradcode train check|command|run``.
+
+Hooked into the main parser by ``gradcode.train.cli.add_parser(subparsers)``; handlers have the
+signature ``handler(args, rest) -> exit status`` and raise ``CLIError`` for user errors.
+
+- ``check RUN.yaml``: validate the run file, the scheme and the data (preparing it if needed)
+  without MPI, and print the plan, including the number of MPI ranks the job needs;
+- ``command RUN.yaml``: print the ``mpiexec`` (or, with ``--srun``, ``srun``) command line
+  that runs it;
+- ``run RUN.yaml``: the training job itself, to be started under MPI
+  (``mpiexec -n N gradcode train run RUN.yaml``, the same as ``python -m gradcode.train``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+
+def _cli_error(message: str) -> Exception:
+    # imported here: gradcode.cli imports this module to register the command group
+    from gradcode.cli import CLIError
+
+    return CLIError(message)
+
+
+def _no_rest(rest: list[str]) -> None:
+    if rest:
+        raise _cli_error(f"unrecognized arguments: {' '.join(rest)}")
+
+
+def _plan(run_file: str):
+    from gradcode.train.config import ConfigError, load_config
+    from gradcode.train.plan import build_plan
+
+    try:
+        return build_plan(load_config(run_file))
+    except ConfigError as error:
+        raise _cli_error(str(error)) from None
+
+
+def cmd_check(args: argparse.Namespace, rest: list[str]) -> int:
+    """Validate a run file and its data; print the plan."""
+    _no_rest(rest)
+    from gradcode.train.dataset import load_training_data
+
+    plan = _plan(args.run_file)
+    config = plan.config
+    try:
+        data = load_training_data(config.data, plan.partitions, config.model.kind)
+    except ValueError as error:
+        raise _cli_error(str(error)) from None
+    print(f"scheme       {config.scheme.name} {plan.scheme_params()} ({plan.topology})")
+    print(f"workers      n = {plan.workers}, k = {plan.partitions} partitions")
+    print(f"MPI ranks    {plan.world_size}")
+    described = data.describe()
+    print(
+        f"data         {described['dataset']} ({described['variant']}): {data.rows} rows "
+        f"({described['rows_dropped']} dropped), {data.features} features, "
+        f"{described['test_rows']} test rows"
+    )
+    print(f"model        {config.model.kind}, l2 = {config.model.l2_value(data.rows):g}")
+    print(f"optimizer    {config.optimizer.kind}, {config.iterations} iterations")
+    print(f"stragglers   {plan.delay_source().describe()['model']}")
+    return 0
+
+
+def cmd_command(args: argparse.Namespace, rest: list[str]) -> int:
+    """Print the command line that runs a run file with the right number of ranks."""
+    _no_rest(rest)
+    from gradcode.train.launch import command
+
+    plan = _plan(args.run_file)
+    if args.srun:
+        line = ["srun", "--mpi=pmi2", "-n", str(plan.world_size), sys.executable]
+        line += ["-m", "gradcode.train", args.run_file]
+    else:
+        line = command(plan.world_size, args.run_file)
+    print(shlex.join(line))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
+    """Train (every MPI rank runs this)."""
+    _no_rest(rest)
+    from gradcode.train.run import main
+
+    argv = [args.run_file]
+    if args.out:
+        argv += ["--out", args.out]
+    if args.fresh:
+        argv.append("--fresh")
+    return main(argv)
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add the ``train`` command group to the main parser's ``subparsers``."""
+    train = subparsers.add_parser(
+        "train",
+        help="distributed training runs: check, command, run",
+        description="Coded distributed gradient descent as MPI jobs (see gradcode.train).",
+        allow_abbrev=False,
+    )
+    sub = train.add_subparsers(dest="train_action", required=True)
+    check = sub.add_parser(
+        "check", help="validate a run file and its data, print the plan", allow_abbrev=False
+    )
+    check.add_argument("run_file", metavar="RUN.yaml")
+    check.set_defaults(func=cmd_check)
+    cmd = sub.add_parser(
+        "command", help="print the mpiexec/srun command line of a run", allow_abbrev=False
+    )
+    cmd.add_argument("run_file", metavar="RUN.yaml")
+    cmd.add_argument("--srun", action="store_true", help="srun --mpi=pmi2 instead of mpiexec")
+    cmd.set_defaults(func=cmd_command)
+    run = sub.add_parser(
+        "run", help="train (start under mpiexec with n + 1 ranks)", allow_abbrev=False
+    )
+    run.add_argument("run_file", metavar="RUN.yaml")
+    run.add_argument("--out", metavar="DIR", help="output directory (default: the file's)")
+    run.add_argument("--fresh", action="store_true", help="discard previous outputs")
+    run.set_defaults(func=cmd_run)

@@ -1,0 +1,473 @@
+"""The run YAML: parsed strictly into a ``RunConfig`` (unknown keys rejected, one-line errors
+naming the key), after which the runtime trusts it.
+
+Schema (defaults in brackets; ``|`` separates alternatives)::
+
+    name: str                       # [file stem] label in summary.json
+    output: path                    # [runs/<name>] per-run outputs; `--out` overrides
+    seed: int >= 0                  # [0] seeds stragglers, adversaries, crc/gc-mmc draws
+    iterations: int >= 1            # required
+    data:                           # required: `prepared`, or `dataset` (+ options)
+      prepared: path                # a directory written by `gradcode data prepare`
+      dataset: str                  # or a data set prepared on the fly into `cache`
+      variant: str                  # [the data set's default]
+      seed: int                     # [the data set's default]
+      options: {key: number}        # [{}] e.g. rows, features, test_rows
+      raw: path | [path]            # [$GRADCODE_DATA_DIR/<data set>] input files
+      cache: path                   # [$GRADCODE_CACHE_DIR or ~/.cache/gradcode/prepared]
+      trim: bool                    # [true] drop the last N mod k training rows
+      partition_seed: int | null    # [null] contiguous partitions; int: shuffled first
+    model:
+      kind: logistic | linear       # required
+      l2: number >= 0 | "1/N"       # [0] objective (1/N) sum loss + l2 ||theta||^2
+    scheme:
+      name: str                     # a gradcode.codes scheme, or ring-allreduce
+      params: {key: value}          # the scheme's parameters (ring-allreduce: n,
+                                    # implementation: explicit | mpi)
+    optimizer:
+      kind: gd | nesterov | tandon  # [gd]
+      step: number > 0 | {c1: number > 0, c2: number > 0}   # required; c1 / (t + c2)
+    stragglers:                     # [none]
+      model: none | fixed | random-set | master-worker | single-port
+      params: {key: value}          # see gradcode.train.stragglers
+      time_unit: number > 0         # [1.0] seconds per unit of the model's times
+      persistent: [worker]          # [] workers that never answer
+    adversaries:                    # [none] only for scheme heterogeneous
+      workers: [worker]             # workers whose every message is corrupted
+      scale: number > 0             # [1.0] noise RMS relative to the message's RMS
+    bandwidth:                      # [none] receiver-side single-port emulation
+      bytes_per_second: number > 0  # either this
+      vector_seconds: number > 0    # or the seconds one full-length vector takes
+      latency: number >= 0          # [0] seconds added to every message
+    checkpoint:
+      every: int >= 0               # [0: only at the end] iterations between checkpoints
+      keep: int >= 1                # [2] newest checkpoints kept
+    log:
+      metrics_every: int >= 0       # [1] evaluate loss and metric every K iterations (0: end)
+      trajectory: bool              # [false] also save every iterate in trajectory.npy
+    runtime:
+      poll_interval: number > 0     # [0.0005] seconds idle ranks sleep between polls
+      iteration_timeout: number > 0 # [600] seconds before an undecodable iteration fails
+
+Worker indices (``persistent``, ``adversaries.workers``) are 0-based code workers (MPI rank
+minus one). The scheme, its parameters, the straggler model and the world size are checked
+against each other in ``gradcode.train.plan``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_MISSING = object()
+
+
+class ConfigError(ValueError):
+    """A bad run configuration; the message is one line naming the key."""
+
+
+class _Section:
+    """Strict reader of one mapping of the YAML: every key must be taken or is an error."""
+
+    def __init__(self, value: Any, path: str, allowed: tuple[str, ...]) -> None:
+        where = path or "the run file"
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: must be a mapping (got {_show(value)})")
+        self.data, self.path = dict(value), path
+        bad = [key for key in self.data if not isinstance(key, str)]
+        if bad:
+            raise ConfigError(f"{self.key(str(bad[0]))}: keys must be strings")
+        unknown = [key for key in self.data if key not in allowed]
+        if unknown:
+            raise ConfigError(
+                f"{self.key(unknown[0])}: unknown key (allowed: {', '.join(allowed)})"
+            )
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def has(self, name: str) -> bool:
+        return self.data.get(name) is not None
+
+    def raw(self, name: str, default: Any = _MISSING) -> Any:
+        value = self.data.get(name)
+        if value is None:
+            if default is _MISSING:
+                raise ConfigError(f"{self.key(name)}: missing")
+            return default
+        return value
+
+    def integer(self, name: str, default: Any = _MISSING, *, minimum: int = 0) -> Any:
+        value = self.raw(name, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{self.key(name)}: must be an integer (got {_show(value)})")
+        if value < minimum:
+            raise ConfigError(f"{self.key(name)}: must be >= {minimum} (got {value})")
+        return value
+
+    def number(self, name: str, default: Any = _MISSING, *, positive: bool = False) -> Any:
+        value = self.raw(name, default)
+        if value is default and default is not _MISSING:
+            return value
+        return _number(self.key(name), value, positive=positive)
+
+    def string(self, name: str, default: Any = _MISSING, choices: tuple[str, ...] = ()) -> Any:
+        value = self.raw(name, default)
+        if value is default and default is not _MISSING:
+            return value
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{self.key(name)}: must be a non-empty string (got {_show(value)})")
+        if choices and value not in choices:
+            raise ConfigError(
+                f"{self.key(name)}: must be one of {', '.join(choices)} (got {value!r})"
+            )
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.raw(name, default)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{self.key(name)}: must be true or false (got {_show(value)})")
+        return value
+
+    def mapping(self, name: str) -> dict[str, Any]:
+        value = self.raw(name, {})
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise ConfigError(f"{self.key(name)}: must be a mapping (got {_show(value)})")
+        return dict(value)
+
+    def workers(self, name: str) -> tuple[int, ...]:
+        value = self.raw(name, [])
+        if not isinstance(value, list):
+            raise ConfigError(f"{self.key(name)}: must be a list of worker indices")
+        for index, item in enumerate(value):
+            if isinstance(item, bool) or not isinstance(item, int) or item < 0:
+                raise ConfigError(
+                    f"{self.key(name)}[{index}]: must be a worker index >= 0 (got {_show(item)})"
+                )
+        if len(set(value)) != len(value):
+            raise ConfigError(f"{self.key(name)}: lists a worker twice")
+        return tuple(sorted(value))
+
+    def section(self, name: str, allowed: tuple[str, ...]) -> _Section:
+        return _Section(self.raw(name, {}), self.key(name), allowed)
+
+
+def _number(path: str, value: Any, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{path}: must be a number (got {_show(value)})")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise ConfigError(f"{path}: must be a finite number {'> 0' if positive else '>= 0'}")
+    return float(value)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    prepared: str | None = None
+    dataset: str | None = None
+    variant: str | None = None
+    seed: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    raw: tuple[str, ...] = ()
+    cache: str | None = None
+    trim: bool = True
+    partition_seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    kind: str
+    #: a number, or None with ``l2_per_row`` for "1/N"
+    l2: float = 0.0
+    l2_per_row: bool = False
+
+    def l2_value(self, rows: int) -> float:
+        return 1.0 / rows if self.l2_per_row else self.l2
+
+
+@dataclass(frozen=True)
+class SchemeConfig:
+    name: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class OptimizerConfig:
+    kind: str
+    step: float | None = None
+    c1: float | None = None
+    c2: float | None = None
+
+
+@dataclass(frozen=True)
+class StragglerConfig:
+    model: str = "none"
+    params: dict[str, Any] = field(default_factory=dict)
+    time_unit: float = 1.0
+    persistent: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class AdversaryConfig:
+    workers: tuple[int, ...] = ()
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class BandwidthConfig:
+    """A single-port receiver: ``bytes_per_second``, or ``vector_seconds`` for one full-length
+    vector (``8 l`` bytes), plus ``latency`` per message. Ports charge a message's payload;
+    the runtime's small header rides free."""
+
+    bytes_per_second: float | None = None
+    vector_seconds: float | None = None
+    latency: float = 0.0
+
+    def rate(self, features: int) -> float:
+        """Bytes per second for a gradient of ``features`` floats."""
+        if self.bytes_per_second is not None:
+            return self.bytes_per_second
+        assert self.vector_seconds is not None
+        return features * 8 / self.vector_seconds
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    every: int = 0
+    keep: int = 2
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    metrics_every: int = 1
+    trajectory: bool = False
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    poll_interval: float = 0.0005
+    iteration_timeout: float = 600.0
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    name: str
+    output: str | None
+    seed: int
+    iterations: int
+    data: DataConfig
+    model: ModelConfig
+    scheme: SchemeConfig
+    optimizer: OptimizerConfig
+    stragglers: StragglerConfig
+    adversaries: AdversaryConfig
+    bandwidth: BandwidthConfig | None
+    checkpoint: CheckpointConfig
+    log: LogConfig
+    runtime: RuntimeConfig
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def fingerprint(self) -> str:
+        """sha256 of everything that determines the trajectory (not iterations or outputs),
+        so a checkpoint is only resumed by the configuration that wrote it."""
+        relevant = {
+            key: value
+            for key, value in self.as_dict().items()
+            if key not in ("name", "output", "iterations", "checkpoint", "log", "runtime")
+        }
+        text = json.dumps(relevant, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+TOP_KEYS = (
+    "name",
+    "output",
+    "seed",
+    "iterations",
+    "data",
+    "model",
+    "scheme",
+    "optimizer",
+    "stragglers",
+    "adversaries",
+    "bandwidth",
+    "checkpoint",
+    "log",
+    "runtime",
+)
+
+
+def load_config(path: str | os.PathLike[str]) -> RunConfig:
+    """Read and validate the run YAML at ``path``; ``ConfigError`` (one line) otherwise."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read ({error.strerror or error})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{where}") from None
+    return parse_config(raw, default_name=path.stem)
+
+
+def parse_config(raw: Any, *, default_name: str = "run") -> RunConfig:
+    """Validate the mapping ``raw`` (a parsed run YAML).
+
+    Paths may use ``~`` and ``$VARIABLES``; relative ones are relative to the working
+    directory (where the job is started), like the default output ``runs/<name>``.
+    """
+    top = _Section(raw if raw is not None else {}, "", TOP_KEYS)
+    name = top.string("name", default_name)
+    output = top.string("output", None)
+    resolve = _expand
+    return RunConfig(
+        name=name,
+        output=resolve(output),
+        seed=top.integer("seed", 0),
+        iterations=top.integer("iterations", minimum=1),
+        data=_data(top, resolve),
+        model=_model(top),
+        scheme=_scheme(top),
+        optimizer=_optimizer(top),
+        stragglers=_stragglers(top),
+        adversaries=_adversaries(top),
+        bandwidth=_bandwidth(top),
+        checkpoint=_checkpoint(top),
+        log=_log(top),
+        runtime=_runtime(top),
+    )
+
+
+def _expand(value: str | None) -> str | None:
+    return None if value is None else os.path.expandvars(os.path.expanduser(value))
+
+
+def _data(top: _Section, resolve) -> DataConfig:
+    if not top.has("data"):
+        raise ConfigError("data: missing (give data.prepared or data.dataset)")
+    keys = ("prepared", "dataset", "variant", "seed", "options", "raw", "cache", "trim")
+    data = top.section("data", (*keys, "partition_seed"))
+    if data.has("prepared") == data.has("dataset"):
+        raise ConfigError("data: give exactly one of data.prepared and data.dataset")
+    if data.has("prepared"):
+        extra = [k for k in ("variant", "seed", "options", "raw", "cache") if data.has(k)]
+        if extra:
+            raise ConfigError(f"data.{extra[0]}: only with data.dataset (data.prepared is given)")
+    raw = data.raw("raw", [])
+    raws = [raw] if isinstance(raw, str) else raw
+    if not isinstance(raws, list) or not all(isinstance(r, str) and r for r in raws):
+        raise ConfigError("data.raw: must be a path or a list of paths")
+    partition_seed = data.integer("partition_seed", None)
+    return DataConfig(
+        prepared=resolve(data.string("prepared", None)),
+        dataset=data.string("dataset", None),
+        variant=data.string("variant", None),
+        seed=data.integer("seed", None),
+        options=data.mapping("options"),
+        raw=tuple(resolve(r) for r in raws),
+        cache=resolve(data.string("cache", None)),
+        trim=data.boolean("trim", True),
+        partition_seed=partition_seed,
+    )
+
+
+def _model(top: _Section) -> ModelConfig:
+    model = top.section("model", ("kind", "l2"))
+    kind = model.string("kind", choices=("logistic", "linear"))
+    l2 = model.raw("l2", 0.0)
+    if l2 == "1/N":
+        return ModelConfig(kind, 0.0, l2_per_row=True)
+    if isinstance(l2, str):
+        raise ConfigError(f"model.l2: must be a number >= 0 or the string 1/N (got {l2!r})")
+    return ModelConfig(kind, _number("model.l2", l2))
+
+
+def _scheme(top: _Section) -> SchemeConfig:
+    scheme = top.section("scheme", ("name", "params"))
+    return SchemeConfig(scheme.string("name"), scheme.mapping("params"))
+
+
+def _optimizer(top: _Section) -> OptimizerConfig:
+    optimizer = top.section("optimizer", ("kind", "step"))
+    kind = optimizer.string("kind", "gd", choices=("gd", "nesterov", "tandon"))
+    step = optimizer.raw("step")
+    if isinstance(step, Mapping):
+        schedule = _Section(step, "optimizer.step", ("c1", "c2"))
+        return OptimizerConfig(
+            kind,
+            c1=schedule.number("c1", positive=True),
+            c2=schedule.number("c2", positive=True),
+        )
+    return OptimizerConfig(kind, step=_number("optimizer.step", step, positive=True))
+
+
+def _stragglers(top: _Section) -> StragglerConfig:
+    section = top.section("stragglers", ("model", "params", "time_unit", "persistent"))
+    return StragglerConfig(
+        model=section.string("model", "none"),
+        params=section.mapping("params"),
+        time_unit=section.number("time_unit", 1.0, positive=True),
+        persistent=section.workers("persistent"),
+    )
+
+
+def _adversaries(top: _Section) -> AdversaryConfig:
+    section = top.section("adversaries", ("workers", "scale"))
+    return AdversaryConfig(
+        workers=section.workers("workers"), scale=section.number("scale", 1.0, positive=True)
+    )
+
+
+def _bandwidth(top: _Section) -> BandwidthConfig | None:
+    if not top.has("bandwidth"):
+        return None
+    section = top.section("bandwidth", ("bytes_per_second", "vector_seconds", "latency"))
+    if section.has("bytes_per_second") == section.has("vector_seconds"):
+        raise ConfigError("bandwidth: give exactly one of bytes_per_second and vector_seconds")
+    return BandwidthConfig(
+        bytes_per_second=section.number("bytes_per_second", None, positive=True),
+        vector_seconds=section.number("vector_seconds", None, positive=True),
+        latency=section.number("latency", 0.0),
+    )
+
+
+def _checkpoint(top: _Section) -> CheckpointConfig:
+    section = top.section("checkpoint", ("every", "keep"))
+    return CheckpointConfig(
+        every=section.integer("every", 0), keep=section.integer("keep", 2, minimum=1)
+    )
+
+
+def _log(top: _Section) -> LogConfig:
+    section = top.section("log", ("metrics_every", "trajectory"))
+    return LogConfig(
+        metrics_every=section.integer("metrics_every", 1),
+        trajectory=section.boolean("trajectory", False),
+    )
+
+
+def _runtime(top: _Section) -> RuntimeConfig:
+    section = top.section("runtime", ("poll_interval", "iteration_timeout"))
+    return RuntimeConfig(
+        poll_interval=section.number("poll_interval", 0.0005, positive=True),
+        iteration_timeout=section.number("iteration_timeout", 600.0, positive=True),
+    )

@@ -1,0 +1,79 @@
+"""Per-run outputs written by rank 0: ``log.jsonl``, ``summary.json``, ``model.npy``.
+
+``log.jsonl`` has one JSON object per iteration (see ``gradcode.train.master`` for the fields);
+on resume the lines of iterations after the checkpoint are dropped (the killed run may have
+logged a few more) and logging continues, so the file describes exactly one trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gradcode.train.checkpoint import write_atomic
+
+LOG_FILE = "log.jsonl"
+SUMMARY_FILE = "summary.json"
+MODEL_FILE = "model.npy"
+TRAJECTORY_FILE = "trajectory.npy"
+RANKS_FILE = "ranks.json"
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars, tuples and non-finite floats made JSON-safe."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class RunLog:
+    """Append-only JSON-lines log that keeps only iterations ``< keep_below`` on open."""
+
+    def __init__(self, directory: Path, keep_below: int) -> None:
+        self.path = directory / LOG_FILE
+        kept: list[str] = []
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    break  # a line torn by a kill: everything after it is lost anyway
+                if isinstance(record, dict) and record.get("iteration", math.inf) < keep_below:
+                    kept.append(line)
+        text = "".join(line + "\n" for line in kept)
+        write_atomic(self.path, lambda handle: handle.write(text.encode()))
+        self._handle = open(self.path, "a")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._handle.write(json.dumps(jsonable(record), separators=(",", ":")) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def read_log(directory: str | Path) -> list[dict[str, Any]]:
+    """The records of ``directory/log.jsonl``."""
+    path = Path(directory) / LOG_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    text = json.dumps(jsonable(payload), indent=2, sort_keys=False) + "\n"
+    write_atomic(path, lambda handle: handle.write(text.encode()))
+
+
+def write_array(path: Path, array: np.ndarray) -> None:
+    write_atomic(path, lambda handle: np.save(handle, array))

@@ -1,0 +1,206 @@
+"""The master (rank 0) of a master-worker scheme or of a CodedReduce tree.
+
+Iteration ``t``: send ``[t, point]`` to every child (the workers; in a tree the layer-1 nodes,
+which forward it down), then take results as they arrive and decode *as soon as the results in
+hand are decodable*: after every new result the code's own rule is asked (``is_decodable``;
+a tree's root asks the per-parent code about its children), so FRC stops at one result per
+group, binary at the first complete class, GC-MMC at the first decodable set of partial
+messages, and threshold codes at ``n - s``. Results of other iterations are recognised by tag
+and header and discarded (``ResultPort``); every worker always has a receive posted.
+
+Decoding: ``decode`` (``decode_root`` for a tree); ``heterogeneous`` with ``a > 0`` decodes with
+``decode_with_report`` and logs the adversaries it caught; ``berrut`` logs its error estimate.
+
+Per-iteration record (``log.jsonl``; ``Session`` adds ``iteration``, ``time``, ``wall`` and
+the metrics):
+
+- ``iteration_time``: from sending the model to the end of the update (``wait_time`` until
+  decodable, ``decode_time``, ``update_time``);
+- ``used``: the message keys handed to the decoder; ``adversaries``: workers caught lying;
+- ``messages``: per result of this iteration taken off the wire, its ``key``, ``worker``,
+  ``received`` (bytes in memory) and ``arrival`` (after the emulated single port) in seconds
+  since the iteration started, and the sender's measured ``compute`` and injected
+  ``injected_compute`` / ``injected_comm`` seconds;
+- ``injected``: the delays the straggler model drew for every worker (``start``,
+  ``compute`` per partition, ``comm`` per full-length vector) and ``persistent`` workers;
+- ``bytes_received``, ``stale`` (late results discarded during the iteration).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradcode.codes import NotDecodableError
+from gradcode.codes.coded_reduce import CodedReduce
+from gradcode.train import protocol
+from gradcode.train.protocol import clock
+from gradcode.train.runtime import Links, RankContext
+from gradcode.train.session import Session
+from gradcode.train.shutdown import stop_all
+from gradcode.train.transport import Result, ResultPort, SendSet, nap
+
+
+class IterationTimeout(RuntimeError):
+    """The results in hand never became decodable within ``runtime.iteration_timeout``."""
+
+
+class Master:
+    def __init__(self, ctx: RankContext, links: Links, session: Session) -> None:
+        self.ctx, self.links, self.session = ctx, links, session
+        code = ctx.plan.code
+        assert code is not None and links.down_comm is not None
+        self.code = code
+        self.tree = isinstance(code, CodedReduce)
+        width = ctx.features if self.tree else code.message_length(ctx.features)
+        sources = list(range(1, len(links.children) + 1))
+        self.port = ResultPort(links.down_comm, sources, width, ctx.port())
+        self.sends = SendSet()
+        self.keys = code.all_message_keys()
+        self.delays = ctx.plan.delay_source()
+        self.reports = getattr(code, "a", 0) > 0 and hasattr(code, "decode_with_report")
+        self.estimates = hasattr(code, "decode_with_error")
+
+    def run(self) -> dict[str, Any]:
+        config = self.ctx.plan.config
+        for t in range(self.session.start, config.iterations):
+            self._iteration(t)
+        children = list(range(1, len(self.links.children) + 1))
+        reports = stop_all(
+            self.ctx.world, self.links.down_comm, children, self._drain, self.ctx.poll
+        )
+        self.port.close()
+        self.session.stale += self.port.stale
+        return {
+            "stale_discarded_by_nodes": int(sum(r[0] for r in reports.values())),
+            "messages_sent": int(sum(r[1] for r in reports.values())),
+        }
+
+    def _drain(self) -> bool:
+        for result in self.port.poll(clock()):
+            self.port.release(result)
+        return self.sends.idle()
+
+    # -- one iteration ----------------------------------------------------------------------
+    def _iteration(self, t: int) -> None:
+        ctx, session = self.ctx, self.session
+        point = session.point()
+        model = np.empty(1 + ctx.features)
+        model[0], model[1:] = t, point
+        began = clock()
+        self.port.start(t, began)
+        stale_before = self.port.stale
+        for child_rank in range(1, len(self.links.children) + 1):
+            self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+        held: dict[Any, Result] = {}
+        seen: list[Result] = []
+        deadline = began + ctx.plan.config.runtime.iteration_timeout
+        failures: list[str] = []
+        while True:
+            if self._collect(held, seen):
+                ready = clock()
+                try:
+                    gradient, extras = self._decode(held)
+                    break
+                except NotDecodableError as error:
+                    # the rule held but the decoder refused (e.g. more corruption than it
+                    # corrects): wait for more results and try again with them
+                    failures.append(" ".join(str(error).split()))
+            now = clock()
+            if now > deadline:
+                raise IterationTimeout(
+                    f"iteration {t}: results of {sorted(map(str, held))} are not decodable "
+                    f"after {ctx.plan.config.runtime.iteration_timeout:g} s"
+                    + (f" ({failures[-1]})" if failures else "")
+                )
+            self.sends.pump()
+            upcoming = self.port.next_event()
+            nap(deadline if upcoming is None else min(upcoming, deadline), ctx.poll)
+        decoded = clock()
+        session.step(t, gradient, point)
+        ended = clock()
+        record = {
+            "iteration_time": ended - began,
+            "wait_time": ready - began,
+            "decode_time": decoded - ready,
+            "update_time": ended - decoded,
+            "used": list(held),
+            "bytes_received": sum(r.nbytes for r in seen),
+            "stale": self.port.stale - stale_before,
+            "decode_failures": failures,
+            "messages": [self._describe(r, began) for r in seen],
+            "injected": self._injected(t),
+        } | extras
+        for result in seen:
+            self.port.release(result)
+        for worker in extras.get("adversaries", ()):
+            session.caught[worker] = session.caught.get(worker, 0) + 1
+        session.finish_iteration(t, record)
+
+    def _collect(self, held: dict[Any, Result], seen: list[Result]) -> bool:
+        """Take the results received so far; True once those in ``held`` are decodable.
+
+        Called while ``held`` is not yet decodable (or its decoding failed); results of the
+        same batch after the one that made it decodable are seen (logged) but not used.
+        """
+        decodable = False
+        for result in self.port.poll(clock()):
+            seen.append(result)
+            if not decodable:
+                held[self._key(result)] = result
+                decodable = self._decodable_now(held)
+        return decodable
+
+    def _key(self, result: Result) -> Any:
+        if self.tree:
+            return self.links.children[result.source - 1]
+        return self.keys[result.key]
+
+    def _decodable_now(self, held: dict[Any, Result]) -> bool:
+        if not held:
+            return False
+        if self.tree:
+            assert isinstance(self.code, CodedReduce)
+            first = self.links.children[0]
+            return self.code.inner_code.is_decodable([node - first for node in held])
+        return self.code.is_decodable(list(held))
+
+    def _decode(self, held: dict[Any, Result]) -> tuple[np.ndarray, dict[str, Any]]:
+        messages = {key: result.data for key, result in held.items()}
+        features = self.ctx.features
+        if self.tree:
+            assert isinstance(self.code, CodedReduce)
+            return self.code.decode_root(messages, features), {}
+        if self.reports:
+            gradient, bad = self.code.decode_with_report(messages, features)  # type: ignore[attr-defined]
+            caught = sorted({int(self.code.worker_of(key)) for key in bad})
+            return gradient, {"adversaries": caught}
+        if self.estimates:
+            gradient, estimate = self.code.decode_with_error(messages, features)  # type: ignore[attr-defined]
+            return gradient, {"error_estimate": estimate}
+        return self.code.decode(messages, features), {}
+
+    def _describe(self, result: Result, began: float) -> dict[str, Any]:
+        return {
+            "key": self._key(result),
+            "worker": int(result.field("worker")),
+            "received": result.arrived - began,
+            "arrival": result.accepted - began,
+            "bytes": result.nbytes,
+            "compute": result.field("compute"),
+            "injected_compute": result.field("injected_compute"),
+            "injected_comm": result.field("injected_comm"),
+            "started": result.field("started") - began,
+            "sent": result.field("sent") - began,
+            "corrupted": bool(result.field("corrupted")),
+        }
+
+    def _injected(self, t: int) -> dict[str, Any]:
+        delays = self.delays.delays(t)
+        return {
+            "start": delays.start,
+            "compute": delays.compute,
+            "comm": delays.comm,
+            "persistent": list(self.ctx.plan.config.stragglers.persistent),
+        }

@@ -1,0 +1,194 @@
+"""From a validated ``RunConfig`` to what the ranks run: the code, the topology, who holds what.
+
+``build_plan`` makes every cross-check that needs the scheme (its parameters, persistent
+stragglers it cannot survive, adversaries it cannot correct, straggler-model parameters that
+do not fit its workers) and raises ``ConfigError`` naming the key; ``check_world`` compares
+the number of MPI ranks with ``n + 1``. Every rank rebuilds the same plan from the config
+(construction is deterministic), so only the config travels.
+
+Topologies:
+
+- ``flat``: one master (rank 0) and ``n`` workers (rank ``i + 1`` is worker ``i``), every
+  scheme of ``gradcode.codes`` except coded-reduce; LCC's workers hold coded data (rank 0
+  codes the ``k`` partitions with ``encode_data``), so it needs linear regression;
+- ``tree``: coded-reduce, rank ``v + 1`` is tree node ``v``, the master is the root;
+- ``ring``: ``ring-allreduce`` over ranks ``1..n``; rank 0 only logs and checkpoints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gradcode.codes import GradientCode, available, build
+from gradcode.optim import Constant, Inverse, Optimizer
+from gradcode.optim import build as build_optimizer
+from gradcode.train.config import BandwidthConfig, ConfigError, RunConfig
+from gradcode.train.stragglers import DelaySource, build_source
+
+RING = "ring-allreduce"
+RING_IMPLEMENTATIONS = ("explicit", "mpi")
+#: the pseudo-partition under which a worker of a data-coding scheme (LCC) keeps its coded data
+CODED_DATA = -1
+
+
+@dataclass
+class Plan:
+    """The scheme of a run and its topology (see the module docstring)."""
+
+    config: RunConfig
+    topology: str
+    code: GradientCode | None
+    workers: int
+    partitions: int
+    ring_implementation: str | None = None
+
+    @property
+    def world_size(self) -> int:
+        return self.workers + 1
+
+    @property
+    def coded_data(self) -> bool:
+        """Whether workers hold coded data (LCC) instead of partitions of the data set."""
+        return self.code is not None and hasattr(self.code, "encode_data")
+
+    def partitions_of(self, worker: int) -> tuple[int, ...]:
+        """What ``worker`` computes on, in order: its partitions, or its coded data set."""
+        if self.code is None:
+            return (worker,)
+        if self.coded_data:
+            return (CODED_DATA,)
+        return tuple(self.code.partitions(worker))
+
+    def scheme_params(self) -> dict[str, Any]:
+        if self.code is None:
+            return {"n": self.workers, "implementation": self.ring_implementation}
+        return dict(self.code.params())
+
+    @property
+    def bandwidth(self) -> BandwidthConfig | None:
+        """The receivers' single port: the run's ``bandwidth``, or the ``single-port`` model's
+        ``tc`` per full-length vector."""
+        if self.config.bandwidth is not None:
+            return self.config.bandwidth
+        tc = getattr(self.delay_source(), "tc_seconds", None)
+        return None if tc is None else BandwidthConfig(vector_seconds=tc)
+
+    def delay_source(self) -> DelaySource:
+        stragglers = self.config.stragglers
+        return build_source(
+            stragglers.model,
+            stragglers.params,
+            workers=self.workers,
+            partitions=self.partitions,
+            seed=self.config.seed,
+            time_unit=stragglers.time_unit,
+        )
+
+    def optimizer(self) -> Optimizer:
+        options = self.config.optimizer
+        if options.step is not None:
+            schedule: Constant | Inverse = Constant(options.step)
+        else:
+            assert options.c1 is not None and options.c2 is not None
+            schedule = Inverse(options.c1, options.c2)
+        return build_optimizer(options.kind, schedule)
+
+
+def build_plan(config: RunConfig) -> Plan:
+    """Build and cross-check the plan of ``config``; ``ConfigError`` naming the key."""
+    scheme = config.scheme
+    if scheme.name == RING:
+        plan = _ring_plan(config)
+    else:
+        if scheme.name not in available():
+            names = ", ".join([*available(), RING])
+            raise ConfigError(f"scheme.name: unknown scheme {scheme.name!r} (available: {names})")
+        try:
+            code = build(scheme.name, **scheme.params)
+        except ValueError as error:
+            raise ConfigError(f"scheme.params: {error}") from None
+        except ImportError:
+            raise ConfigError(f"scheme.name: {scheme.name} is not available here") from None
+        if scheme.name == "lcc" and config.model.kind != "linear":
+            raise ConfigError(
+                "scheme.name: lcc codes the data and is exact for linear regression only "
+                f"(model.kind is {config.model.kind})"
+            )
+        topology = "tree" if scheme.name == "coded-reduce" else "flat"
+        plan = Plan(config, topology, code, code.n, code.k)
+    _check_workers(plan)
+    try:
+        source = plan.delay_source()
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    if getattr(source, "tc_seconds", None) is not None and config.bandwidth is not None:
+        raise ConfigError(
+            "bandwidth: the single-port straggler model emulates its own tc; remove bandwidth"
+        )
+    return plan
+
+
+def _ring_plan(config: RunConfig) -> Plan:
+    params = dict(config.scheme.params)
+    unknown = sorted(set(params) - {"n", "implementation"})
+    if unknown:
+        raise ConfigError(
+            f"scheme.params.{unknown[0]}: unknown parameter of {RING} (allowed: n, implementation)"
+        )
+    n = params.get("n")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"scheme.params.n: {RING} needs an integer n >= 1 (got {n!r})")
+    implementation = params.get("implementation", "explicit")
+    if implementation not in RING_IMPLEMENTATIONS:
+        raise ConfigError(
+            f"scheme.params.implementation: must be explicit or mpi (got {implementation!r})"
+        )
+    return Plan(config, "ring", None, n, n, ring_implementation=implementation)
+
+
+def _check_workers(plan: Plan) -> None:
+    config, n = plan.config, plan.workers
+    persistent = config.stragglers.persistent
+    adversaries = config.adversaries.workers
+    for key, workers in (
+        ("stragglers.persistent", persistent),
+        ("adversaries.workers", adversaries),
+    ):
+        outside = [w for w in workers if w >= n]
+        if outside:
+            raise ConfigError(f"{key}: worker {outside[0]} does not exist (workers are 0..{n - 1})")
+    code = plan.code
+    if persistent:
+        if code is None:
+            raise ConfigError(f"stragglers.persistent: {RING} cannot finish without every worker")
+        alive = [w for w in range(n) if w not in persistent]
+        keys = [key for w in alive for key in code.message_keys(w)]
+        if not code.is_decodable(keys):
+            raise ConfigError(
+                f"stragglers.persistent: {code.name} {code.params()} cannot decode without "
+                f"workers {list(persistent)}"
+            )
+    if adversaries:
+        if code is None or code.name != "heterogeneous":
+            raise ConfigError("adversaries.workers: only scheme heterogeneous corrects adversaries")
+        if len(adversaries) > code.a:
+            raise ConfigError(
+                f"adversaries.workers: {len(adversaries)} adversaries but the code corrects "
+                f"a = {code.a}"
+            )
+        overlap = sorted(set(adversaries) & set(persistent))
+        if overlap:
+            raise ConfigError(
+                f"adversaries.workers: worker {overlap[0]} is also a persistent straggler"
+            )
+
+
+def check_world(plan: Plan, size: int) -> None:
+    """``ConfigError`` unless the job has ``n + 1`` ranks."""
+    if size != plan.world_size:
+        what = "tree nodes" if plan.topology == "tree" else "workers"
+        raise ConfigError(
+            f"scheme.params: {plan.config.scheme.name} has n = {plan.workers} {what}, so the "
+            f"job needs n + 1 = {plan.world_size} MPI ranks (got {size})"
+        )

@@ -1,0 +1,37 @@
+"""The uncoded run of a configuration, computed serially in one process (no MPI).
+
+Every exact scheme decodes ``sum_p g_p`` over the same ``k`` partitions, so its trajectory
+must equal this one to round-off. The sum is formed exactly as the uncoded master forms it
+(partials added in partition order), so an uncoded MPI run reproduces it bit for bit, which
+the tests check; the other schemes are then compared with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gradcode.models import build as build_model
+from gradcode.train.config import RunConfig
+from gradcode.train.dataset import load_training_data
+from gradcode.train.plan import build_plan
+
+
+def serial_trajectory(config: RunConfig, iterations: int | None = None) -> np.ndarray:
+    """The iterates ``theta_1 .. theta_T`` of the uncoded run, shape ``(T, p)``."""
+    plan = build_plan(config)
+    data = load_training_data(config.data, plan.partitions, config.model.kind)
+    model = build_model(config.model.kind)
+    l2 = config.model.l2_value(data.rows)
+    optimizer = plan.optimizer()
+    state = optimizer.init(np.zeros(data.features))
+    parts = [data.part(p) for p in range(plan.partitions)]
+    steps = config.iterations if iterations is None else iterations
+    trajectory = np.empty((steps, data.features))
+    for t in range(steps):
+        point = optimizer.point(state)
+        total = model.partial_gradient(*parts[0], point)
+        for X, y in parts[1:]:
+            np.add(total, model.partial_gradient(X, y, point), out=total)
+        optimizer.step(state, t, model.full_gradient(total, point, data.rows, l2))
+        trajectory[t] = optimizer.model(state)
+    return trajectory

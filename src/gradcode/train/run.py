@@ -1,0 +1,270 @@
+"""``python -m gradcode.train RUN.yaml``: one training run as an MPI job.
+
+Phases, every rank taking part:
+
+1. rank 0 validates the run file, builds the plan, checks the number of ranks, loads (or
+   prepares) and partitions the data and looks for a checkpoint; any problem is one line on
+   rank 0's stderr and every rank exits with status 2, before any computation;
+2. the config is broadcast (every rank rebuilds the same plan), each worker receives the rows
+   of its partitions only, rank 0 records every rank's pid in ``ranks.json``;
+3. the roles run: master or ring coordinator on rank 0, workers (tree nodes) elsewhere;
+   rank 0 writes ``log.jsonl``, checkpoints, ``model.npy`` and ``summary.json``;
+4. the shutdown protocol ends every rank with status 0. An exception on any rank prints one
+   line and aborts the whole job with status 1 (``MPI_Abort``), so no rank is left hanging.
+
+Resuming: rerunning the same command with the same output directory continues from the newest
+checkpoint (``--fresh`` discards the previous outputs instead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+from threadpoolctl import threadpool_limits
+
+from gradcode.models import build as build_model
+from gradcode.train import checkpoint as checkpoints
+from gradcode.train.config import ConfigError, RunConfig, load_config
+from gradcode.train.dataset import TrainingData, load_training_data
+from gradcode.train.log import (
+    LOG_FILE,
+    MODEL_FILE,
+    RANKS_FILE,
+    SUMMARY_FILE,
+    TRAJECTORY_FILE,
+    write_json,
+)
+from gradcode.train.plan import CODED_DATA, Plan, build_plan, check_world
+from gradcode.train.runtime import RankContext, flat_links
+from gradcode.train.session import CHECKPOINT_DIR, Session
+from gradcode.train.transport import quiet_barrier
+
+PROGRAM = "gradcode.train"
+#: seconds between polls while waiting for rank 0 before the run starts
+IDLE_POLL = 0.01
+DATA_TAG = 77
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog=f"mpiexec -n N python -m {PROGRAM}",
+        description="Train one configuration (see gradcode.train.config for the YAML schema).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("run_file", help="run configuration (YAML)")
+    parser.add_argument("--out", help="output directory (default: the file's output key)")
+    parser.add_argument(
+        "--fresh", action="store_true", help="discard previous outputs instead of resuming"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="validate the configuration and the data, print the plan, train nothing",
+    )
+    return parser.parse_args(argv)
+
+
+@dataclass
+class Setup:
+    """What rank 0 prepared in phase 1."""
+
+    config: RunConfig
+    plan: Plan
+    data: TrainingData
+    out: Path
+    resume: checkpoints.Checkpoint | None
+
+
+def output_dir(config: RunConfig, override: str | None) -> Path:
+    if override is not None:
+        return Path(override)
+    if config.output is not None:
+        return Path(config.output)
+    return Path("runs") / config.name
+
+
+def prepare(args: argparse.Namespace, world_size: int) -> Setup:
+    """Phase 1 on rank 0; ``ConfigError`` (or a data ``ValueError``) on any problem."""
+    config = load_config(args.run_file)
+    plan = build_plan(config)
+    if not args.check:
+        check_world(plan, world_size)
+    data = load_training_data(config.data, plan.partitions, config.model.kind)
+    out = output_dir(config, args.out)
+    resume = None
+    if not args.check:
+        if args.fresh:
+            discard_outputs(out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ConfigError(f"output: cannot create {out} ({error.strerror})") from None
+        resume = checkpoints.load_latest(out / CHECKPOINT_DIR, config.fingerprint())
+    return Setup(config, plan, data, out, resume)
+
+
+def discard_outputs(out: Path) -> None:
+    """Remove what a previous run wrote into ``out`` (and nothing else)."""
+    for name in (LOG_FILE, SUMMARY_FILE, MODEL_FILE, TRAJECTORY_FILE, RANKS_FILE):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    # `kill -USR1 <pid>` prints where a rank is (diagnosing a hung job costs nothing otherwise)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    setup: Setup | None = None
+    failure: tuple[str, int] | None = None
+    if rank == 0:
+        try:
+            setup = prepare(args, world.Get_size())
+        except ValueError as exc:  # ConfigError, DataError, OptionError: the user's to fix
+            failure = (" ".join(str(exc).split()), 2)
+        except Exception as exc:  # a bug: still end every rank, with the traceback shown
+            traceback.print_exc()
+            failure = (f"{type(exc).__name__}: {' '.join(str(exc).split())}", 1)
+    quiet_barrier(world, IDLE_POLL)
+    failure = world.bcast(failure, root=0)
+    if failure is not None:
+        if rank == 0:
+            print(f"{PROGRAM}: error: {failure[0]}", file=sys.stderr, flush=True)
+        return failure[1]
+    if args.check:
+        if rank == 0:
+            assert setup is not None
+            describe(setup)
+        return 0
+    try:
+        with threadpool_limits(limits=1):
+            train(world, setup)
+    except Exception as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"{PROGRAM}: error on rank {rank}: {message}", file=sys.stderr, flush=True)
+        if os.environ.get("GRADCODE_TRACEBACK"):
+            traceback.print_exc()
+        world.Abort(1)
+    return 0
+
+
+def describe(setup: Setup) -> None:
+    plan = setup.plan
+    print(
+        f"ok: {plan.config.scheme.name} {plan.scheme_params()} ({plan.topology}), "
+        f"n = {plan.workers} workers, k = {plan.partitions} partitions, "
+        f"{plan.world_size} MPI ranks; data {setup.data.describe()}"
+    )
+
+
+def train(world: MPI.Comm, setup: Setup | None) -> None:
+    """Phases 2-4 (every rank)."""
+    rank = world.Get_rank()
+    config: RunConfig = world.bcast(setup.config if setup is not None else None, root=0)
+    plan = setup.plan if setup is not None else build_plan(config)
+    shape = world.bcast(_shape(setup) if setup is not None else None, root=0)
+    parts = _scatter(world, plan, setup.data if setup is not None else None)
+    ranks = world.gather({"rank": rank, "pid": os.getpid(), "host": socket.gethostname()}, root=0)
+    ctx = RankContext(
+        world=world,
+        plan=plan,
+        model=build_model(config.model.kind),
+        features=shape["features"],
+        rows=shape["rows"],
+        l2=shape["l2"],
+        parts=parts,
+        poll=config.runtime.poll_interval,
+    )
+    session = None
+    if setup is not None:
+        write_json(setup.out / RANKS_FILE, {"world_size": world.Get_size(), "ranks": ranks})
+        session = Session(ctx, setup.data, setup.out, setup.resume)
+    if plan.topology == "ring":
+        _run_ring(world, ctx, session)
+    else:
+        _run_master_worker(world, ctx, session)
+
+
+def _shape(setup: Setup) -> dict[str, Any]:
+    rows = setup.data.rows
+    return {
+        "features": setup.data.features,
+        "rows": rows,
+        "l2": setup.config.model.l2_value(rows),
+    }
+
+
+def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int, Any]:
+    """Every worker rank receives ``{partition: (X_p, y_p)}`` of its own partitions."""
+    if world.Get_rank() != 0:
+        while not world.Iprobe(source=0, tag=DATA_TAG):
+            time.sleep(IDLE_POLL)  # rank 0 may pickle the others' data first: do not spin
+        return world.recv(source=0, tag=DATA_TAG)
+    assert data is not None
+    persistent = set(plan.config.stragglers.persistent)
+    coded = _coded_data(plan, data) if plan.coded_data else None
+    requests = []
+    for worker in range(plan.workers):
+        if worker in persistent:
+            mine: dict[int, Any] = {}
+        elif coded is not None:
+            mine = {CODED_DATA: coded[worker]}
+        else:
+            mine = {p: data.part(p) for p in plan.partitions_of(worker)}
+        requests.append(world.isend(mine, dest=worker + 1, tag=DATA_TAG))
+    MPI.Request.waitall(requests)
+    return {}
+
+
+def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
+    """LCC: every worker's coded data set from the ``k`` equal partitions (dense)."""
+    parts = [data.part(p) for p in range(plan.partitions)]
+    X = [X_p.toarray() if hasattr(X_p, "toarray") else np.asarray(X_p) for X_p, _ in parts]
+    return plan.code.encode_data(X, [y_p for _, y_p in parts])  # type: ignore[union-attr]
+
+
+def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> None:
+    from gradcode.codes.coded_reduce import CodedReduce
+    from gradcode.train.master import Master
+    from gradcode.train.tree import tree_links
+    from gradcode.train.worker import Worker
+
+    code = ctx.plan.code
+    if isinstance(code, CodedReduce):
+        links = tree_links(world, code)
+    else:
+        links = flat_links(world, ctx.plan.workers)
+    if session is not None:
+        extra = Master(ctx, links, session).run()
+        session.finalize(extra)
+    else:
+        Worker(ctx, links).run()
+
+
+def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> None:
+    from gradcode.train.ring import RingCoordinator, RingWorker, ring_comm
+
+    comm = ring_comm(world)
+    start, state = world.bcast(
+        (session.start, session.state) if session is not None else None, root=0
+    )
+    if session is not None:
+        extra = RingCoordinator(ctx, session).run()
+        session.finalize(extra)
+    else:
+        RingWorker(ctx, comm, start, state).run()

@@ -1,0 +1,166 @@
+"""Rank 0's bookkeeping: optimizer state, metrics, the log, checkpoints and final outputs.
+
+The master (or the ring's coordinator) hands each decoded gradient sum to ``step`` and each
+finished iteration's record to ``finish_iteration``; metrics, logging and checkpoints happen
+there, outside the timed part of the iteration (the workers are idle meanwhile, and ``time``
+in the log counts training time only, as the papers' time axes do).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gradcode.train import checkpoint as checkpoints
+from gradcode.train.dataset import TrainingData
+from gradcode.train.log import (
+    MODEL_FILE,
+    SUMMARY_FILE,
+    TRAJECTORY_FILE,
+    RunLog,
+    write_array,
+    write_json,
+)
+from gradcode.train.protocol import clock
+from gradcode.train.runtime import RankContext
+
+CHECKPOINT_DIR = "checkpoints"
+
+
+class Session:
+    """Training state and outputs of one run on rank 0."""
+
+    def __init__(
+        self,
+        ctx: RankContext,
+        data: TrainingData,
+        out: Path,
+        resume: checkpoints.Checkpoint | None,
+    ) -> None:
+        self.ctx, self.data, self.out = ctx, data, out
+        self.config = ctx.plan.config
+        self.optimizer = ctx.plan.optimizer()
+        self.fingerprint = self.config.fingerprint()
+        if resume is None:
+            self.state = self.optimizer.init(np.zeros(data.features))
+            self.start, self.previous, self.train_time = 0, None, 0.0
+            self.trajectory: list[np.ndarray] = []
+        else:
+            self.state, self.start = resume.state, resume.completed
+            self.previous, self.train_time = resume.previous, resume.train_time
+            self.trajectory = list(resume.trajectory) if resume.trajectory is not None else []
+        self.resumed_from = self.start if resume is not None else None
+        self.completed = self.start
+        self.log = RunLog(out, keep_below=self.start)
+        self.wall_start = clock()
+        self.iteration_times: list[float] = []
+        self.stale = 0
+        self.caught: dict[int, int] = {}
+        self.last_metrics: dict[str, float] = {}
+
+    # -- optimisation -----------------------------------------------------------------------
+    def point(self) -> np.ndarray:
+        return self.optimizer.point(self.state)
+
+    def model(self) -> np.ndarray:
+        return self.optimizer.model(self.state)
+
+    def step(self, t: int, data_sum: np.ndarray, point: np.ndarray) -> None:
+        """Apply the optimizer to the decoded sum of per-example gradients at ``point``."""
+        self.previous = self.model().copy()
+        gradient = self.ctx.model.full_gradient(data_sum, point, self.ctx.rows, self.ctx.l2)
+        self.optimizer.step(self.state, t, gradient)
+
+    # -- per iteration ----------------------------------------------------------------------
+    def finish_iteration(self, t: int, record: dict[str, Any]) -> None:
+        """Log iteration ``t`` (its ``iteration_time`` is in ``record``), evaluate, checkpoint."""
+        self.train_time += record["iteration_time"]
+        self.iteration_times.append(record["iteration_time"])
+        self.completed = t + 1
+        if self.config.log.trajectory:
+            self.trajectory.append(self.model().copy())
+        head = {"iteration": t, "time": self.train_time, "wall": clock() - self.wall_start}
+        record = head | record
+        if self._metrics_due(t):
+            began = clock()
+            self.last_metrics = self.metrics()
+            record.update(self.last_metrics)
+            record["metric_time"] = clock() - began
+        self.log.write(record)
+        every = self.config.checkpoint.every
+        if every and self.completed % every == 0 and self.completed < self.config.iterations:
+            self.checkpoint()
+
+    def _metrics_due(self, t: int) -> bool:
+        every = self.config.log.metrics_every
+        last = t == self.config.iterations - 1
+        return last or (every > 0 and (t + 1) % every == 0)
+
+    def metrics(self) -> dict[str, float]:
+        """Training objective and the paper's metrics of the current iterate."""
+        theta, data, model = self.model(), self.data, self.ctx.model
+        values = {"loss": model.loss(data.X_train, data.y_train, theta, self.ctx.l2)}
+        values.update(
+            model.metrics(theta, self.previous, data.X_test, data.y_test, data.theta_star)
+        )
+        return values
+
+    def checkpoint(self) -> None:
+        trajectory = np.array(self.trajectory) if self.config.log.trajectory else None
+        checkpoints.save(
+            self.out / CHECKPOINT_DIR,
+            checkpoints.Checkpoint(
+                completed=self.completed,
+                state=self.state,
+                previous=self.previous,
+                train_time=self.train_time,
+                fingerprint=self.fingerprint,
+                trajectory=trajectory,
+            ),
+            self.config.checkpoint.keep,
+        )
+
+    # -- the end ----------------------------------------------------------------------------
+    def finalize(self, summary: dict[str, Any]) -> None:
+        """Final checkpoint, ``model.npy``, ``trajectory.npy`` and ``summary.json``."""
+        self.log.close()
+        self.checkpoint()
+        write_array(self.out / MODEL_FILE, self.model())
+        if self.config.log.trajectory:
+            shape = (0, self.data.features)
+            trajectory = np.array(self.trajectory) if self.trajectory else np.empty(shape)
+            write_array(self.out / TRAJECTORY_FILE, trajectory)
+        if not self.last_metrics:
+            self.last_metrics = self.metrics()
+        plan = self.ctx.plan
+        times = np.array(self.iteration_times) if self.iteration_times else np.array([np.nan])
+        payload = {
+            "name": self.config.name,
+            "scheme": self.config.scheme.name,
+            "scheme_params": plan.scheme_params(),
+            "topology": plan.topology,
+            "world_size": self.ctx.world.Get_size(),
+            "workers": plan.workers,
+            "partitions": plan.partitions,
+            "iterations": self.config.iterations,
+            "completed": self.completed,
+            "resumed_from": self.resumed_from,
+            "data": self.data.describe(),
+            "model": {"kind": self.config.model.kind, "l2": self.ctx.l2},
+            "optimizer": self.config.optimizer.__dict__,
+            "final": self.last_metrics,
+            "train_time": self.train_time,
+            "wall_time": clock() - self.wall_start,
+            "iteration_time": {
+                "mean": float(np.mean(times)),
+                "median": float(np.median(times)),
+                "this_session": len(self.iteration_times),
+            },
+            "stale_discarded": self.stale,
+            "adversaries_caught": {str(k): v for k, v in sorted(self.caught.items())},
+            "fingerprint": self.fingerprint,
+            "config": self.config.as_dict(),
+        } | summary
+        write_json(self.out / SUMMARY_FILE, payload)

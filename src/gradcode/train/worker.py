@@ -1,0 +1,303 @@
+"""A worker rank: receive models, compute partial gradients, send coded messages.
+
+The same loop runs every worker of a flat scheme and every node of a CodedReduce tree:
+
+- a model for iteration ``t`` arrives from the parent (the master, or the node's tree parent);
+  a tree node forwards it to its children at once. A newer model makes the current work stale:
+  it is abandoned, and messages queued but not yet sent are dropped;
+- the worker computes its partitions one at a time (``partitions(worker)`` order), sleeping the
+  injected compute delay after each; between two partitions it looks for a newer model, so
+  stale work stops within one partition;
+- a flat worker sends every message key as soon as its prefix of partials is done (one message
+  for single-message codes, several for GC-MMC); a tree node sends ``encode_node`` once its own
+  partials are done and the messages of its children in hand are decodable by the per-parent
+  code (``reduce_children``), i.e. it waits for ``n - s`` children (fewer when the code allows);
+- messages leave through an emulated link (``Outbox``), adversaries corrupt theirs, persistent
+  stragglers never compute.
+
+Shutdown: on ``STOP`` from the master the worker stops computing, lets its pending sends
+complete (receivers keep draining) and answers ``DONE``; it keeps draining its own receives
+until ``FINISH``, so no sender anywhere is left blocked in rendezvous.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from mpi4py import MPI
+
+from gradcode.codes.coded_reduce import CodedReduce
+from gradcode.train import protocol
+from gradcode.train.protocol import FIELD, H, clock
+from gradcode.train.runtime import Links, RankContext
+from gradcode.train.transport import Outbox, Result, ResultPort, SendSet, nap, probe, receive_vector
+
+#: adversary noise stream (second word of the generator seed)
+ADVERSARY_STREAM = 0xAD5
+#: seconds between looks for a newer model while sleeping through an injected delay
+STALE_CHECK = 0.005
+
+
+@dataclass
+class _Job:
+    """The work of one iteration on one worker."""
+
+    iteration: int
+    model_buffer: np.ndarray  # [t, point...]; also what a tree node forwards
+    start: float
+    compute_delay: float
+    comm_delay: float
+    wake: float  # when the next partition may start (after injected delays)
+    next_partition: int = 0
+    measured: float = 0.0
+    injected: float = 0.0
+    own_ready: float = 0.0
+    children: dict[int, Result] = field(default_factory=dict)
+    sent_up: bool = False
+
+    @property
+    def point(self) -> np.ndarray:
+        return self.model_buffer[1:]
+
+
+class Worker:
+    """The loop of one worker rank (see the module docstring)."""
+
+    def __init__(self, ctx: RankContext, links: Links) -> None:
+        self.ctx, self.links = ctx, links
+        plan = ctx.plan
+        self.code = plan.code
+        assert self.code is not None
+        self.worker = ctx.worker
+        self.parts = plan.partitions_of(self.worker)
+        self.features = ctx.features
+        self.tree = isinstance(self.code, CodedReduce)
+        self.coded = plan.coded_data  # LCC: the message is the gradient on the coded data
+        if self.tree:
+            self.keys: tuple = (self.worker,)
+            self.key_index = {self.worker: self.worker}
+            self.width = self.features
+        else:
+            self.keys = tuple(self.code.message_keys(self.worker))
+            every = self.code.all_message_keys()
+            self.key_index = {key: every.index(key) for key in self.keys}
+            self.width = self.code.message_length(self.features)
+        self.prefix = {key: self._prefix(key) for key in self.keys}
+        self.partials = np.empty((len(self.parts), self.features))
+        self.persistent = self.worker in plan.config.stragglers.persistent
+        self.adversary = self.worker in plan.config.adversaries.workers
+        self.delays = plan.delay_source()
+        self.outbox = Outbox(links.up_comm, links.up_rank)
+        self.forwards = SendSet()
+        self.port: ResultPort | None = None
+        if links.children:
+            self.port = ResultPort(
+                links.down_comm, list(range(1, len(links.children) + 1)), self.width, ctx.port()
+            )
+        self.job: _Job | None = None
+        self.latest = -1
+        self.stopping = False
+        self.done_sent: MPI.Request | None = None
+        self.finished = False
+
+    def _prefix(self, key) -> int:
+        if self.tree or self.coded:
+            return len(self.parts)
+        return int(self.code.message_prefix(key))
+
+    # -- the loop ---------------------------------------------------------------------------
+    def run(self) -> None:
+        poll = self.ctx.poll
+        while not self.finished:
+            self._inbox()
+            if self.finished:
+                break
+            now = clock()
+            if self.port is not None:
+                for result in self.port.poll(now):
+                    job = self.job
+                    if job is not None and result.iteration == job.iteration and not job.sent_up:
+                        job.children[result.source] = result
+                    else:
+                        self.port.release(result)
+            if self.job is not None and not self.stopping:
+                self._advance(clock())
+            now = clock()
+            self.outbox.pump(now)
+            self.forwards.pump()
+            if self.stopping and self.done_sent is None and self.outbox.idle():
+                if self.forwards.idle():
+                    self._send_done()
+            nap(self._next_event(), poll if self._listening() else STALE_CHECK)
+        if self.port is not None:
+            self.port.close()
+        if self.done_sent is not None:
+            self.done_sent.Wait()
+
+    def _listening(self) -> bool:
+        """Whether a message could change what happens next (else only timers matter).
+
+        A worker sleeping through an injected delay only needs to notice a newer model, which
+        may wait ``STALE_CHECK``; polling every ``poll`` seconds on all ranks would itself eat
+        the oversubscribed cores. Once its work is out (or while sends are in flight, whose
+        progress needs MPI calls) it listens closely again.
+        """
+        job = self.job
+        if job is None or self.stopping or self.outbox.in_flight():
+            return True
+        if job.next_partition < len(self.parts):
+            return False  # computing or sleeping through an injected delay
+        if self.tree and not job.sent_up:
+            return bool(self.links.children)  # an inner node waits for its children
+        return self.outbox.next_event() is None  # nothing queued: waiting for the next model
+
+    def _next_event(self) -> float | None:
+        events = [self.outbox.next_event()]
+        job = self.job
+        if job is not None and not self.stopping and job.next_partition < len(self.parts):
+            events.append(job.wake)
+        if self.port is not None:
+            events.append(self.port.next_event())
+        known = [e for e in events if e is not None]
+        return min(known) if known else None
+
+    def _inbox(self) -> None:
+        """Take every message from the parent and the master; keep only the newest model."""
+        links, status = self.links, MPI.Status()
+        newest: np.ndarray | None = None
+        while probe(links.up_comm, links.up_rank, status):
+            vector = receive_vector(links.up_comm, status)
+            if status.Get_tag() == protocol.MODEL:
+                newest = vector
+            elif status.Get_tag() == protocol.STOP:
+                self._stop()
+        while probe(links.world, 0, status):
+            receive_vector(links.world, status)
+            if status.Get_tag() == protocol.FINISH:
+                self.finished = True
+        if newest is not None and not self.stopping and int(newest[0]) > self.latest:
+            self._begin(newest)
+
+    def _stop(self) -> None:
+        """``STOP`` came after the last model: drop the work, pass ``STOP`` on to children."""
+        self.stopping = True
+        self.job = None
+        self.outbox.drop_before(1 << 62, clock())
+        for child_rank in range(1, len(self.links.children) + 1):
+            self.forwards.send(self.links.down_comm, np.empty(0), child_rank, protocol.STOP)
+
+    def _begin(self, model: np.ndarray) -> None:
+        """Start iteration ``model[0]``: forward the model, abandon stale work."""
+        iteration = int(model[0])
+        self.latest = iteration
+        now = clock()
+        self.outbox.drop_before(iteration, now)
+        if self.job is not None and self.port is not None:
+            for result in self.job.children.values():
+                self.port.release(result)
+        self.job = None
+        if self.persistent:
+            return  # never answers (and, in a tree, takes its subtree down with it)
+        if self.port is not None:
+            self.port.start(iteration, now)
+            for child_rank in range(1, len(self.links.children) + 1):
+                self.forwards.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+        start, compute, comm = self.delays.delays(iteration).of(self.worker)
+        self.job = _Job(
+            iteration=iteration,
+            model_buffer=model,
+            start=now,
+            compute_delay=compute,
+            comm_delay=comm,
+            wake=now + start,
+            injected=start,
+        )
+
+    # -- work -------------------------------------------------------------------------------
+    def _advance(self, now: float) -> None:
+        job = self.job
+        assert job is not None
+        if job.next_partition < len(self.parts):
+            if now >= job.wake:
+                self._compute_next(job)
+            return
+        if self.tree and not job.sent_up:
+            self._try_send_up(job, now)
+
+    def _compute_next(self, job: _Job) -> None:
+        """Compute one partition, then queue every message whose prefix it completes."""
+        index = job.next_partition
+        began = clock()
+        X, y = self.ctx.parts[self.parts[index]]
+        self.partials[index] = self.ctx.model.partial_gradient(X, y, job.point)
+        job.next_partition = index + 1
+        outgoing = []
+        if not self.tree:
+            for key in self.keys:
+                if self.prefix[key] == job.next_partition:
+                    if self.coded:
+                        message = self.partials[0].copy()
+                    else:
+                        done = self.partials[: job.next_partition]
+                        message = self.code.encode_message(key, done)
+                    outgoing.append((key, message))
+        finished = clock()
+        job.measured += finished - began
+        job.injected += job.compute_delay
+        job.wake = finished + job.compute_delay
+        job.own_ready = job.wake
+        for key, message in outgoing:
+            self._queue(job, self.key_index[key], message, ready=job.wake)
+
+    def _try_send_up(self, job: _Job, now: float) -> None:
+        """Tree node: send once its own partial is done and its children are decodable."""
+        code = self.code
+        assert isinstance(code, CodedReduce)
+        if now < job.own_ready:
+            return
+        kids = self.links.children
+        local = [source - 1 for source in job.children]
+        if kids and not code.inner_code.is_decodable(local):
+            return
+        began = clock()
+        messages = {kids[source - 1]: r.data for source, r in job.children.items()}
+        message = code.encode_node(self.worker, self.partials, messages if kids else None)
+        job.measured += clock() - began
+        for result in job.children.values():
+            assert self.port is not None
+            self.port.release(result)
+        job.children = {}
+        job.sent_up = True
+        self._queue(job, self.worker, message, ready=clock())
+
+    def _queue(self, job: _Job, key: int, message: np.ndarray, ready: float) -> None:
+        buffer = np.empty(H + message.size)
+        buffer[H:] = message
+        if self.adversary:
+            self._corrupt(job.iteration, key, buffer[H:])
+            buffer[FIELD["corrupted"]] = 1.0
+        else:
+            buffer[FIELD["corrupted"]] = 0.0
+        link = job.comm_delay * message.size / self.features
+        buffer[FIELD["iteration"]] = job.iteration
+        buffer[FIELD["key"]] = key
+        buffer[FIELD["worker"]] = self.worker
+        buffer[FIELD["compute"]] = job.measured
+        buffer[FIELD["injected_compute"]] = job.injected
+        buffer[FIELD["injected_comm"]] = link
+        buffer[FIELD["started"]] = job.start
+        self.outbox.schedule(buffer, protocol.result_tag(job.iteration), job.iteration, ready, link)
+
+    def _corrupt(self, iteration: int, key: int, payload: np.ndarray) -> None:
+        """Add Gaussian noise of ``scale`` times the message's RMS (seeded per message)."""
+        config = self.ctx.plan.config
+        rng = np.random.default_rng([config.seed, ADVERSARY_STREAM, iteration, key])
+        rms = float(np.sqrt(np.mean(payload * payload))) or 1.0
+        payload += rng.standard_normal(payload.size) * (config.adversaries.scale * rms)
+
+    def _send_done(self) -> None:
+        stale = float(self.port.stale) if self.port is not None else 0.0
+        report = np.array([stale, float(self.outbox.sent)])
+        self._done_buffer = report
+        self.done_sent = self.links.world.Isend([report, MPI.DOUBLE], dest=0, tag=protocol.DONE)

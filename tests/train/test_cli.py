@@ -1,0 +1,52 @@
+"""``gradcode train check|command|run`` (the group is registered by ``add_parser``)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from gradcode.cli import CLIError
+from gradcode.train.cli import add_parser
+
+from .conftest import base_run, write_run
+
+
+def invoke(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="gradcode")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args, rest = parser.parse_known_args(argv)
+    return args.func(args, rest)
+
+
+def test_check_prints_the_plan_and_the_rank_count(tmp_path, logistic_data, capsys):
+    run = base_run(
+        logistic_data, scheme={"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}}
+    )
+    run_file = write_run(tmp_path / "tree.yaml", run)
+    assert invoke(["train", "check", str(run_file)]) == 0
+    out = capsys.readouterr().out
+    assert "MPI ranks    7" in out
+    assert "n = 6, k = 4 partitions" in out
+    assert "480 rows (0 dropped), 16 features" in out
+
+
+def test_command_prints_mpiexec_and_srun_lines(tmp_path, logistic_data, capsys):
+    run_file = write_run(
+        tmp_path / "frc.yaml",
+        base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 1}}),
+    )
+    invoke(["train", "command", str(run_file)])
+    invoke(["train", "command", "--srun", str(run_file)])
+    mpiexec, srun = capsys.readouterr().out.strip().splitlines()
+    assert " -n 5 " in mpiexec and mpiexec.endswith(f"-m gradcode.train {run_file}")
+    assert srun.startswith("srun --mpi=pmi2 -n 5 ")
+
+
+def test_bad_run_file_is_a_one_line_cli_error(tmp_path, logistic_data):
+    run = base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 2}})
+    run_file = write_run(tmp_path / "bad.yaml", run)
+    with pytest.raises(CLIError, match=r"^scheme.params: frc needs \(s \+ 1\) \| n"):
+        invoke(["train", "check", str(run_file)])
+    with pytest.raises(CLIError, match="cannot read"):
+        invoke(["train", "command", str(tmp_path / "missing.yaml")])
