@@ -9,8 +9,10 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
 include: "workflow/rules/codes.smk"
 include: "workflow/rules/simulate.smk"
+include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
 
 

@@ -2,9 +2,12 @@
 import shlex
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 from gradcode.codes import build
+from gradcode.train.config import ConfigError, load_config
+from gradcode.train.plan import build_plan
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -35,6 +38,50 @@ def verify_args(code_id):
     if entry.get("exhaustive"):
         words.append("--exhaustive")
     return shlex.join(words)
+
+
+def _repo_path(path):
+    """Config paths are relative to the repository, wherever the workflow runs."""
+    return str(Path(workflow.basedir, path))
+
+
+TRAIN_RUNS = {Path(path).stem: _repo_path(path) for path in config["train"]["runs"]}
+_RANKS = {}
+
+
+def _check_training_runs():
+    """Run files are validated at DAG construction; the workflow prepares their data itself."""
+    if len(TRAIN_RUNS) != len(config["train"]["runs"]):
+        raise ValueError("config train.runs: run file names (stems) must be unique")
+    for index, path in enumerate(config["train"]["runs"]):
+        try:
+            _RANKS[Path(path).stem] = build_plan(load_config(_repo_path(path))).world_size
+        except ConfigError as error:
+            raise ValueError(f"config train.runs[{index}] ({path}): {error}") from None
+        data = yaml.safe_load(Path(_repo_path(path)).read_text())["data"]
+        extra = sorted(set(data) - {"dataset", "variant", "trim", "partition_seed"})
+        if "dataset" not in data or extra:
+            raise ValueError(
+                f"config train.runs[{index}] ({path}): data must name dataset and variant "
+                f"only (prepared by the workflow); got {sorted(data)}"
+            )
+
+
+_check_training_runs()
+
+
+def run_data(run):
+    """(dataset, variant) of training run ``run``."""
+    from gradcode.data import DATASETS
+
+    data = yaml.safe_load(Path(TRAIN_RUNS[run]).read_text())["data"]
+    variant = data.get("variant") or DATASETS[data["dataset"]].default_variant
+    return data["dataset"], variant
+
+
+def run_ranks(run):
+    """MPI ranks training run ``run`` needs."""
+    return _RANKS[run]
 
 
 def simulation_trials(preset):
@@ -79,4 +126,5 @@ def all_outputs():
         *expand("results/sim/{preset}.csv", preset=config["simulate"]["presets"]),
         *expand("results/figures/{figure}.png", figure=active_figures()),
         "results/tables/comparison.csv",
+        *expand("results/train/{run}/summary.json", run=sorted(TRAIN_RUNS)),
     ]

@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821, SIM115
+sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 
 rows = []
 for path in snakemake.input:  # noqa: F821

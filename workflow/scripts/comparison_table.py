@@ -3,7 +3,7 @@
 import csv
 import sys
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821, SIM115
+sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 
 rows, fields = [], None
 for path in snakemake.input:  # noqa: F821

@@ -1,0 +1,13 @@
+# Stage: prepared data sets (features, labels, split, provenance) from the raw files.
+
+
+rule prepare_data:
+    output:
+        directory("results/data/{dataset}/{variant}"),
+    log:
+        "results/logs/data/{dataset}/{variant}.log",
+    conda:
+        "../../envs/gradcode.yaml"
+    shell:
+        "gradcode data prepare {wildcards.dataset} --variant {wildcards.variant}"
+        " --out {output} > {log} 2>&1"

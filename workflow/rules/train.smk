@@ -1,0 +1,39 @@
+# Stage: training runs as MPI jobs (mpiexec locally; srun --mpi=pmi2 under the slurm profile).
+
+
+rule run_config:
+    input:
+        run=lambda wildcards: TRAIN_RUNS[wildcards.run],
+        data=lambda wildcards: "results/data/{}/{}".format(*run_data(wildcards.run)),
+    output:
+        "results/train/{run}/run.yaml",
+    log:
+        "results/logs/train/{run}.config.log",
+    conda:
+        "../../envs/gradcode.yaml"
+    script:
+        "../scripts/run_config.py"
+
+
+rule train:
+    input:
+        "results/train/{run}/run.yaml",
+    output:
+        summary="results/train/{run}/summary.json",
+        log="results/train/{run}/log.jsonl",
+        model="results/train/{run}/model.npy",
+    log:
+        "results/logs/train/{run}.log",
+    conda:
+        "../../envs/gradcode.yaml"
+    resources:
+        tasks=lambda wildcards: run_ranks(wildcards.run),
+        mpi="mpiexec",
+    params:
+        out=lambda wildcards, output: str(Path(output.summary).parent),
+    # one BLAS thread per rank: the ranks already oversubscribe the cores
+    shell:
+        "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
+        " {resources.mpi} -n {resources.tasks} python -m gradcode.train {input} --out {params.out}"
+        " > {log} 2>&1"
+        " && python -m gradcode.train.world_size {output.summary} {resources.tasks} >> {log} 2>&1"
