@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize(
     "args",
-    [["check", "src", "tests", "benchmarks"], ["format", "--check", "src", "tests", "benchmarks"]],
+    [
+        ["check", "src", "tests", "benchmarks", "workflow/scripts"],
+        ["format", "--check", "src", "tests", "benchmarks", "workflow/scripts"],
+    ],
 )
 def test_ruff(args):
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
