@@ -70,6 +70,23 @@ def test_dry_run_plans_every_stage(tmp_path):
         assert rule in out
 
 
+def test_paper_config_plans(tmp_path):
+    result = _snakemake(
+        "--dry-run",
+        "--profile",
+        str(ROOT / "workflow/profiles/slurm"),
+        "--configfile",
+        str(ROOT / "config/paper.yaml"),
+        "--directory",
+        str(tmp_path),
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "amazon-ye-abbe-n10" in out and "train" in out
+
+
 @pytest.mark.parametrize("profile", ["local", "ci", "slurm"])
 def test_profiles_dry_run_the_smoke_config(tmp_path, profile):
     result = _snakemake(
