@@ -55,7 +55,9 @@ def _check_training_runs():
         raise ValueError("config train.runs: run file names (stems) must be unique")
     for index, path in enumerate(config["train"]["runs"]):
         try:
-            _RANKS[Path(path).stem] = build_plan(load_config(_repo_path(path))).world_size
+            _RANKS[Path(path).stem] = build_plan(
+                load_config(_repo_path(path))
+            ).world_size
         except ConfigError as error:
             raise ValueError(f"config train.runs[{index}] ({path}): {error}") from None
         data = yaml.safe_load(Path(_repo_path(path)).read_text())["data"]
