@@ -102,11 +102,23 @@ FIGURES = {
 }
 
 
+if TRAIN_RUNS:
+    FIGURES["training"] = {
+        "runs": [f"results/train/{run}/summary.json" for run in sorted(TRAIN_RUNS)]
+    }
+
+
 def active_figures():
-    """Figures whose simulation inputs the config asks for."""
+    """Figures whose inputs the config asks for."""
     wanted = {f"results/sim/{p}.csv" for p in config["simulate"]["presets"]}
     wanted |= {"results/codes/stability.csv"}
-    return sorted(f for f, inputs in FIGURES.items() if set(inputs.values()) <= wanted)
+    wanted |= {f"results/train/{run}/summary.json" for run in TRAIN_RUNS}
+
+    def files(inputs):
+        for value in inputs.values():
+            yield from [value] if isinstance(value, str) else value
+
+    return sorted(f for f, inputs in FIGURES.items() if set(files(inputs)) <= wanted)
 
 
 def figure_inputs(wildcards):
@@ -114,7 +126,11 @@ def figure_inputs(wildcards):
 
 
 def papermill_parameters(wildcards, input, output):
-    pairs = [(name, input[name]) for name in FIGURES[wildcards.figure]]
+    # a parameter with several files (the training runs) is passed comma-separated
+    pairs = [
+        (name, ",".join(input[name]) if not isinstance(files, str) else input[name])
+        for name, files in FIGURES[wildcards.figure].items()
+    ]
     pairs += [("png", output.png), ("comparison", output.comparison)]
     return shlex.join(
         word for name, value in pairs for word in ("-p", name, str(value))
