@@ -66,6 +66,9 @@ def test_dry_run_plans_every_stage(tmp_path):
         "simulate",
         "figure",
         "comparison_table",
+        "prepare_data",
+        "run_config",
+        "train",
     ):
         assert rule in out
 
