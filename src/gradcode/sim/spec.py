@@ -33,10 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gradcode.codes import build
 from gradcode.timing import MODELS, RingAllReduce, TimingModel, model_from_spec
+from gradcode.yamlfile import read_yaml
 
 TOP_KEYS = ("name", "description", "source", "model", "parameters", "length", "confidence")
 SCHEME_KEYS = ("scheme", "params", "label", "grid", "reference")
@@ -197,14 +196,5 @@ def _scheme_configs(entry: Any, model: TimingModel, where: str) -> list[SchemeCo
 def read_spec(path: str | Path) -> Spec:
     """Load and validate a YAML spec file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read ({error.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SpecError(f"{path.name}: not valid YAML{where}") from None
+    data = read_yaml(path, SpecError)
     return load_spec(data, origin=path.name, default_name=path.stem)

@@ -65,7 +65,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from gradcode.yamlfile import read_yaml
 
 _MISSING = object()
 
@@ -316,16 +316,7 @@ TOP_KEYS = (
 def load_config(path: str | os.PathLike[str]) -> RunConfig:
     """Read and validate the run YAML at ``path``; ``ConfigError`` (one line) otherwise."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read ({error.strerror or error})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}: not valid YAML{where}") from None
+    raw = read_yaml(path, ConfigError)
     return parse_config(raw, default_name=path.stem)
 
 
