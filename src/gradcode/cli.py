@@ -217,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     from gradcode.train.cli import add_parser as add_train_parser
 
     add_train_parser(sub)
+
+    from gradcode.analysis.cli import add_parser as add_analyze_parser
+
+    add_analyze_parser(sub)
     return parser
 
 

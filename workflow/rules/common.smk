@@ -92,6 +92,12 @@ def simulation_trials(preset):
     return overrides.get(preset, config["simulate"]["trials"])
 
 
+def analysis_trials(analysis):
+    """Trials for ``analysis``: its entry in analyze.trials_per_analysis, else the default."""
+    overrides = config["analyze"].get("trials_per_analysis", {})
+    return overrides.get(analysis, config["analyze"]["trials"])
+
+
 NOTEBOOKS = Path(workflow.basedir) / "workflow" / "notebooks"
 
 #: figure -> its notebook's data inputs (notebook parameter name -> file)
@@ -99,6 +105,24 @@ FIGURES = {
     "stability": {"stability": "results/codes/stability.csv"},
     "ye_abbe_table3": {"table": "results/sim/ye-abbe-table3.csv"},
     "gc_mmc_fig1": {"table": "results/sim/gc-mmc-fig1.csv"},
+    "coded_reduce_fig2": {"table": "results/sim/coded-reduce.csv"},
+    "coded_reduce_theorems": {
+        "loads": "results/analysis/coded-reduce-loads.csv",
+        "bounds": "results/sim/coded-reduce-theorem2.csv",
+    },
+    "coded_reduce_fig13": {
+        "table": "results/analysis/coded-reduce-digits.csv",
+        "times": "results/sim/coded-reduce-cnn.csv",
+    },
+    "binary_loads": {"table": "results/analysis/binary-loads.csv"},
+    "binary_decoding": {"table": "results/analysis/binary-decoding.csv"},
+    "binary_heterogeneous": {"table": "results/sim/binary-heterogeneous.csv"},
+    "heterogeneous_comm_cost": {"table": "results/analysis/heterogeneous-comm-cost.csv"},
+    "heterogeneous_adversaries": {
+        "table": "results/analysis/heterogeneous-adversaries.csv",
+        "placement": "results/sim/heterogeneous-placement.csv",
+    },
+    "berrut_error": {"table": "results/analysis/berrut-error.csv"},
 }
 
 
@@ -111,6 +135,7 @@ if TRAIN_RUNS:
 def active_figures():
     """Figures whose inputs the config asks for."""
     wanted = {f"results/sim/{p}.csv" for p in config["simulate"]["presets"]}
+    wanted |= {f"results/analysis/{a}.csv" for a in config["analyze"]["names"]}
     wanted |= {"results/codes/stability.csv"}
     wanted |= {f"results/train/{run}/summary.json" for run in TRAIN_RUNS}
 
@@ -141,6 +166,7 @@ def all_outputs():
     return [
         "results/tables/codes.csv",
         "results/codes/stability.csv",
+        *expand("results/analysis/{analysis}.csv", analysis=config["analyze"]["names"]),
         *expand("results/sim/{preset}.csv", preset=config["simulate"]["presets"]),
         *expand("results/figures/{figure}.png", figure=active_figures()),
         "results/tables/comparison.csv",

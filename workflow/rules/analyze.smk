@@ -1,0 +1,18 @@
+# Stage: exact and Monte Carlo analyses of the codes (loads, communication costs, decoding
+# errors and costs) that the papers plot beside their timing results (gradcode.analysis).
+
+
+rule analyze:
+    output:
+        table="results/analysis/{analysis}.csv",
+        sidecar="results/analysis/{analysis}.csv.json",
+    log:
+        "results/logs/analysis/{analysis}.log",
+    conda:
+        "../../envs/gradcode.yaml"
+    params:
+        trials=lambda wildcards: analysis_trials(wildcards.analysis),
+        seed=config["analyze"]["seed"],
+    shell:
+        "gradcode analyze {wildcards.analysis} --trials {params.trials} --seed {params.seed}"
+        " --out {output.table} 2> {log}"
