@@ -117,7 +117,9 @@ FIGURES = {
     "binary_loads": {"table": "results/analysis/binary-loads.csv"},
     "binary_decoding": {"table": "results/analysis/binary-decoding.csv"},
     "binary_heterogeneous": {"table": "results/sim/binary-heterogeneous.csv"},
-    "heterogeneous_comm_cost": {"table": "results/analysis/heterogeneous-comm-cost.csv"},
+    "heterogeneous_comm_cost": {
+        "table": "results/analysis/heterogeneous-comm-cost.csv"
+    },
     "heterogeneous_adversaries": {
         "table": "results/analysis/heterogeneous-adversaries.csv",
         "placement": "results/sim/heterogeneous-placement.csv",
