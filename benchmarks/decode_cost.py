@@ -11,11 +11,10 @@ the first (uncached) decode. Target: cached ratio <= 1.5. All timings come from 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
-from collections.abc import Callable
 
 import numpy as np
+from timing import median_time
 
 from gradcode.codes import build
 
@@ -39,15 +38,6 @@ CONFIGS: tuple[tuple[str, str, dict], ...] = (
     ),
     ("coded-reduce n=4 L=2 s=1", "coded-reduce", {"n": 4, "L": 2, "s": 1}),
 )
-
-
-def median_time(function: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

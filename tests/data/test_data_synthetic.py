@@ -36,7 +36,10 @@ def test_noise_level_is_a_parameter(tmp_path):
 
 
 def test_presets_are_the_papers_sizes():
-    assert LINEAR_VARIANTS == {"d7644-p6500": (7644, 6500, 0), "d32760-p5000": (32760, 5000, 0)}
+    assert LINEAR_VARIANTS["d7644-p6500"] == (7644, 6500, 0)
+    assert LINEAR_VARIANTS["d32760-p5000"] == (32760, 5000, 0)
+    assert LINEAR_VARIANTS["d1911-p1625"] == (1911, 1625, 0)  # a quarter each way
+    assert LINEAR_VARIANTS["d8190-p1250"] == (8190, 1250, 0)
     assert sizes(LINEAR_VARIANTS, "d7644-p6500", {"test_rows": 10}) == (7644, 6500, 10)
     assert sizes(LINEAR_VARIANTS, "custom", {"rows": 3, "features": 2}) == (3, 2, 0)
 

@@ -123,19 +123,76 @@ def test_profiles_dry_run_the_smoke_config(tmp_path, profile):
     ],
 )
 def test_bad_config_fails_at_dag_construction(tmp_path, config, message):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(config + "\n")
-    result = _snakemake(
-        "--dry-run",
-        "--cores",
-        "1",
-        "--configfile",
-        str(bad),
-        "--directory",
-        str(tmp_path),
-        "--snakefile",
-        str(ROOT / "Snakefile"),
-    )
+    result, out = _dry_run(tmp_path, config)
     assert result.returncode != 0
-    assert message in result.stdout + result.stderr
+    assert message in out
+    assert not (tmp_path / "results").exists()
+
+
+def _dry_run(tmp_path, config, env=None):
+    bad = tmp_path / "config.yaml"
+    bad.write_text(config + "\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--dry-run",
+            "--cores",
+            "1",
+            "--configfile",
+            str(bad),
+            "--directory",
+            str(tmp_path),
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env or _ENV,
+    )
+    return result, result.stdout + result.stderr
+
+
+CODES = "codes: {verify: [{id: x, scheme: uncoded, params: {n: 2}}]}"
+
+
+def test_bad_experiment_fails_naming_file_run_and_key(tmp_path):
+    experiment = tmp_path / "broken.yaml"
+    experiment.write_text(
+        "base: {iterations: 2, data: {dataset: synthetic-logistic, variant: small},\n"
+        "       model: {kind: logistic}, optimizer: {kind: gd, step: 1}}\n"
+        "runs:\n  ok: {scheme: {name: uncoded, params: {n: 3}}}\n"
+        "  bad: {scheme: {name: frc, params: {n: 5, s: 1}}}\n"
+    )
+    result, out = _dry_run(tmp_path, f"{CODES}\ntrain: {{experiments: [{experiment}]}}")
+    assert result.returncode != 0
+    assert "config train.experiments[0]" in out and "broken.yaml: runs.bad" in out
+    assert "frc needs (s + 1) | n" in out
+    assert not (tmp_path / "results").exists()
+
+
+def test_experiment_runs_and_figures_are_planned(tmp_path):
+    result, out = _dry_run(
+        tmp_path,
+        f"{CODES}\ntrain: {{experiments: [config/experiments/ye-abbe-amazon.yaml]}}\n"
+        "simulate: {presets: [ye-abbe-fig3]}",
+    )
+    assert result.returncode == 0, out
+    assert "results/train/ye-abbe-amazon/n20-d3-s0-m3/summary.json" in out
+    assert "results/figures/ye_abbe_fig3.png" in out and "results/figures/ye_abbe_fig4.png" in out
+
+
+def test_missing_real_data_uses_the_labelled_stand_in_or_fails_when_told(tmp_path):
+    env = {key: value for key, value in _ENV.items() if key != "GRADCODE_DATA_DIR"}
+    config = f"{CODES}\ntrain: {{runs: [config/runs/amazon-tandon-uncoded.yaml]}}"
+    result, out = _dry_run(tmp_path, config, env)
+    assert result.returncode == 0, out
+    assert "results/data/amazon-standin/tandon" in out
+    assert "training on the labelled stand-in amazon-standin" in out
+    result, out = _dry_run(tmp_path, config + "\ndata: {stand_ins: never}", env)
+    assert result.returncode != 0
+    assert "config data.stand_ins=never: the raw files of amazon (tandon) are not in" in out
     assert not (tmp_path / "results").exists()

@@ -1,13 +1,20 @@
 # Config validation and helpers shared by the rule files.
+import os
 import shlex
+import sys
 from pathlib import Path
 
 import yaml
 from snakemake.utils import validate
 
 from gradcode.codes import build
-from gradcode.train.config import ConfigError, load_config
+from gradcode.data import DATASETS
+from gradcode.data.errors import DataError, OptionError
+from gradcode.data.prepare import find_inputs
+from gradcode.train.config import ConfigError, parse_config
+from gradcode.train.experiment import load_experiment
 from gradcode.train.plan import build_plan
+from gradcode.yamlfile import read_yaml
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -45,40 +52,124 @@ def _repo_path(path):
     return str(Path(workflow.basedir, path))
 
 
-TRAIN_RUNS = {Path(path).stem: _repo_path(path) for path in config["train"]["runs"]}
+# Training runs: run files (id = file stem) and experiments (id = <experiment>/<run>).
+#: run id -> (source file, run document as in a run file)
+TRAIN_RUNS = {}
+#: experiment name -> its run ids, in file order
+EXPERIMENTS = {}
+#: experiment name -> its file
+EXPERIMENT_FILES = {}
 _RANKS = {}
+#: real data set -> its labelled stand-in, used when the real files are absent
+STAND_INS = {"amazon": "amazon-standin", "gisette": "gisette-standin"}
 
 
-def _check_training_runs():
-    """Run files are validated at DAG construction; the workflow prepares their data itself."""
-    if len(TRAIN_RUNS) != len(config["train"]["runs"]):
-        raise ValueError("config train.runs: run file names (stems) must be unique")
+def _add_run(run_id, source, document, where):
+    if run_id in TRAIN_RUNS:
+        raise ValueError(f"{where}: run {run_id!r} is defined twice")
+    try:
+        _RANKS[run_id] = build_plan(
+            parse_config(document, default_name=run_id)
+        ).world_size
+    except ConfigError as error:
+        raise ValueError(f"{where}: {error}") from None
+    data = document["data"]
+    extra = sorted(set(data) - {"dataset", "variant", "trim", "partition_seed"})
+    if "dataset" not in data or extra:
+        raise ValueError(
+            f"{where}: data must name dataset and variant only (prepared by the workflow); "
+            f"got {sorted(data)}"
+        )
+    TRAIN_RUNS[run_id] = (source, document)
+
+
+def _collect_training_runs():
+    """Run files and experiments are validated at DAG construction, naming the config key."""
     for index, path in enumerate(config["train"]["runs"]):
+        where = f"config train.runs[{index}] ({path})"
         try:
-            _RANKS[Path(path).stem] = build_plan(
-                load_config(_repo_path(path))
-            ).world_size
+            document = read_yaml(_repo_path(path), ConfigError)
         except ConfigError as error:
-            raise ValueError(f"config train.runs[{index}] ({path}): {error}") from None
-        data = yaml.safe_load(Path(_repo_path(path)).read_text())["data"]
-        extra = sorted(set(data) - {"dataset", "variant", "trim", "partition_seed"})
-        if "dataset" not in data or extra:
+            raise ValueError(f"{where}: {error}") from None
+        _add_run(Path(path).stem, _repo_path(path), document, where)
+    for index, path in enumerate(config["train"]["experiments"]):
+        where = f"config train.experiments[{index}] ({path})"
+        try:
+            experiment = load_experiment(_repo_path(path))
+        except ConfigError as error:
+            raise ValueError(f"{where}: {error}") from None
+        if experiment.name in EXPERIMENTS or experiment.name in TRAIN_RUNS:
             raise ValueError(
-                f"config train.runs[{index}] ({path}): data must name dataset and variant "
-                f"only (prepared by the workflow); got {sorted(data)}"
+                f"{where}: experiment name {experiment.name!r} is used twice"
             )
+        EXPERIMENTS[experiment.name] = []
+        EXPERIMENT_FILES[experiment.name] = _repo_path(path)
+        for run, document in experiment.runs.items():
+            run_id = f"{experiment.name}/{run}"
+            _add_run(run_id, _repo_path(path), document, f"{where} runs.{run}")
+            EXPERIMENTS[experiment.name].append(run_id)
 
 
-_check_training_runs()
+_collect_training_runs()
+
+
+def _raw_files_present(dataset, variant):
+    spec = DATASETS[dataset]
+    if not spec.variants[variant]:
+        return True
+    root = os.environ.get("GRADCODE_DATA_DIR")
+    if not root:
+        return False
+    try:
+        find_inputs(spec, variant, [Path(root) / spec.raw_subdir])
+    except (DataError, OptionError):
+        return False
+    return True
+
+
+def resolve_data(dataset, variant):
+    """The data set the DAG prepares: the real one, or its stand-in when its files are absent."""
+    variant = variant or DATASETS[dataset].default_variant
+    if _raw_files_present(dataset, variant):
+        return dataset, variant
+    policy = config["data"]["stand_ins"]
+    where = "$GRADCODE_DATA_DIR/" + (DATASETS[dataset].raw_subdir or dataset)
+    if policy == "never" or dataset not in STAND_INS:
+        raise ValueError(
+            f"config data.stand_ins={policy}: the raw files of {dataset} ({variant}) are not "
+            f"in {where} and no stand-in may replace them"
+        )
+    stand_in = STAND_INS[dataset]
+    if variant not in DATASETS[stand_in].variants:
+        raise ValueError(
+            f"{stand_in} has no variant {variant!r} to stand in for {dataset}"
+        )
+    return stand_in, variant
 
 
 def run_data(run):
-    """(dataset, variant) of training run ``run``."""
-    from gradcode.data import DATASETS
+    """(dataset, variant) that training run ``run`` trains on (a stand-in if need be)."""
+    data = TRAIN_RUNS[run][1]["data"]
+    return resolve_data(data["dataset"], data.get("variant"))
 
-    data = yaml.safe_load(Path(TRAIN_RUNS[run]).read_text())["data"]
-    variant = data.get("variant") or DATASETS[data["dataset"]].default_variant
-    return data["dataset"], variant
+
+def _report_stand_ins():
+    used = sorted(
+        {
+            (TRAIN_RUNS[run][1]["data"]["dataset"], run_data(run)[0])
+            for run in TRAIN_RUNS
+        }
+    )
+    for real, actual in used:
+        if real != actual:
+            print(
+                f"gradcode: {real} raw files absent (GRADCODE_DATA_DIR); training on the "
+                f"labelled stand-in {actual}",
+                file=sys.stderr,
+            )
+
+
+_report_stand_ins()
 
 
 def run_ranks(run):
@@ -128,10 +219,42 @@ FIGURES = {
 }
 
 
-if TRAIN_RUNS:
+_PLAIN_RUNS = sorted(run for run in TRAIN_RUNS if "/" not in run)
+if _PLAIN_RUNS:
     FIGURES["training"] = {
-        "runs": [f"results/train/{run}/summary.json" for run in sorted(TRAIN_RUNS)]
+        "runs": [f"results/train/{run}/summary.json" for run in _PLAIN_RUNS]
     }
+#: experiment -> [(figure, notebook, further inputs)] drawn from its runs (default: one
+#: figure whose notebook is named after the experiment). A notebook gets `runs` (the
+#: summaries, comma-separated) and `experiment` (the experiment file, with the paper's numbers).
+EXPERIMENT_FIGURES = {
+    "ye-abbe-amazon": [
+        ("ye_abbe_fig3", "ye_abbe_fig3", {"table": "results/sim/ye-abbe-fig3.csv"}),
+        ("ye_abbe_fig4", "ye_abbe_fig4", {}),
+    ],
+    **{
+        f"coded-reduce-fig{number}": [
+            (f"coded_reduce_fig{number}", "coded_reduce_convergence", {})
+        ]
+        for number in (8, 9, 10, 11, 12)
+    },
+}
+#: figure -> notebook, where they differ
+FIGURE_NOTEBOOKS = {}
+for _experiment, _runs in EXPERIMENTS.items():
+    _default = _experiment.replace("-", "_")
+    _figures = EXPERIMENT_FIGURES.get(_experiment, [(_default, _default, {})])
+    for _figure, _notebook, _inputs in _figures:
+        FIGURES[_figure] = {
+            "runs": [f"results/train/{run}/summary.json" for run in _runs],
+            "experiment": EXPERIMENT_FILES[_experiment],
+            **_inputs,
+        }
+        FIGURE_NOTEBOOKS[_figure] = _notebook
+
+
+def figure_notebook(wildcards):
+    return f"{NOTEBOOKS}/{FIGURE_NOTEBOOKS.get(wildcards.figure, wildcards.figure)}.py"
 
 
 def active_figures():
@@ -140,6 +263,7 @@ def active_figures():
     wanted |= {f"results/analysis/{a}.csv" for a in config["analyze"]["names"]}
     wanted |= {"results/codes/stability.csv"}
     wanted |= {f"results/train/{run}/summary.json" for run in TRAIN_RUNS}
+    wanted |= set(EXPERIMENT_FILES.values())
 
     def files(inputs):
         for value in inputs.values():

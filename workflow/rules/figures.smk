@@ -6,7 +6,7 @@
 rule figure:
     input:
         unpack(figure_inputs),
-        notebook=f"{NOTEBOOKS}/{{figure}}.py",
+        notebook=figure_notebook,
     output:
         png=report(
             "results/figures/{figure}.png",

@@ -3,7 +3,7 @@
 
 rule run_config:
     input:
-        run=lambda wildcards: TRAIN_RUNS[wildcards.run],
+        source=lambda wildcards: TRAIN_RUNS[wildcards.run][0],
         data=lambda wildcards: "results/data/{}/{}".format(*run_data(wildcards.run)),
     output:
         "results/train/{run}/run.yaml",
@@ -11,6 +11,8 @@ rule run_config:
         "results/logs/train/{run}.config.log",
     conda:
         "../../envs/gradcode.yaml"
+    params:
+        document=lambda wildcards: TRAIN_RUNS[wildcards.run][1],
     script:
         "../scripts/run_config.py"
 
@@ -26,6 +28,9 @@ rule train:
         "results/logs/train/{run}.log",
     conda:
         "../../envs/gradcode.yaml"
+    # all local cores: a training run measures wall-clock time, and a job running beside it
+    # would skew what the emulated cluster measures (the slurm profile sets 1 per task)
+    threads: workflow.cores
     resources:
         tasks=lambda wildcards: run_ranks(wildcards.run),
         mpi="mpiexec",

@@ -42,9 +42,7 @@ def _quiet(_: str) -> None:
     pass
 
 
-def run_analysis(
-    name: str, *, trials: int, seed: int, progress: Progress = _quiet
-) -> Analysis:
+def run_analysis(name: str, *, trials: int, seed: int, progress: Progress = _quiet) -> Analysis:
     """Compute analysis ``name``; ``trials`` bounds its Monte Carlo work (if it has any)."""
     if name not in ANALYSES:
         raise KeyError(f"unknown analysis {name!r} (known: {', '.join(available_analyses())})")

@@ -8,9 +8,10 @@ input and of data.npz); ``load_prepared(out)`` reads it back as :class:`Prepared
 name                          what
 ============================  =============================================================
 ``amazon``                    Amazon Employee Access (Kaggle), Tandon et al.'s recipe
+``amazon-standin``            STAND-IN, NOT AMAZON: synthetic table of Amazon's shape, same encoding
 ``gisette``                   GISETTE from the UCI (or LIBSVM) files
 ``gisette-standin``           STAND-IN, NOT GISETTE: synthetic, same shape and value range
-``synthetic-linear``          paper 001 eq. (10), presets (7644, 6500) and (32760, 5000)
+``synthetic-linear``          paper 001 eq. (10), (7644, 6500), (32760, 5000) and quarters
 ``synthetic-logistic``        small logistic set for smoke runs
 ============================  =============================================================
 

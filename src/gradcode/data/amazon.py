@@ -186,22 +186,40 @@ def _one_hot(indices: np.ndarray, n_features: int) -> sparse.csr_array:
     )
 
 
-def build(
-    *, variant: str, seed: int | None, inputs: dict[str, RawFile], options: dict[str, Any]
-) -> Built:
-    """Prepare Amazon with recipe ``variant`` from ``inputs["train.csv"]`` (and
-    ``inputs["test.csv"]`` for ``tandon-kaggle-vocab``); ``seed`` is the split's random_state.
+@dataclass(frozen=True)
+class Encoded:
+    """A categorical table after the recipe's encoding and 80/20 split.
+
+    ``X_*`` are CSR arrays with one 1 per block and row, ``y_*`` labels in {-1, +1},
+    ``*_rows`` the 0-based table row of each split row (in ``train_test_split``'s order) and
+    ``blocks`` the feature blocks of :func:`one_hot_indices`.
+    """
+
+    X_train: sparse.csr_array
+    y_train: np.ndarray
+    X_test: sparse.csr_array
+    y_test: np.ndarray
+    train_rows: np.ndarray
+    test_rows: np.ndarray
+    blocks: list[dict[str, Any]]
+
+
+def encode(
+    action: np.ndarray,
+    categories: np.ndarray,
+    *,
+    pairs: list[tuple[int, int]],
+    seed: int | None,
+    vocabulary: np.ndarray | None = None,
+) -> Encoded:
+    """Steps 2-5 of the recipe on an in-memory table (``action`` (n,) in {0, 1}, ``categories``
+    (n, 9) integers in ``COLUMNS`` order). ``vocabulary`` (``m >= n`` rows, starting with
+    ``categories``) spans the one-hot categories; ``seed`` is the split's random_state.
     """
     from sklearn.model_selection import train_test_split
 
-    recipe = VARIANTS[variant]
-    action, categories = read_train(inputs["train.csv"])
     n = action.size
-    vocabulary = categories
-    if recipe.kaggle_vocabulary:
-        vocabulary = np.concatenate([categories, read_kaggle_test(inputs["test.csv"])])
-    pairs = interaction_pairs(recipe.pairs)
-    indices, blocks = one_hot_indices(vocabulary, pairs)
+    indices, blocks = one_hot_indices(categories if vocabulary is None else vocabulary, pairs)
     indices = indices[:n]
     n_features = blocks[-1]["offset"] + blocks[-1]["size"]
     labels = (2 * action - 1).astype(np.float64)
@@ -209,38 +227,74 @@ def build(
     train_rows, test_rows = train_test_split(
         np.arange(n, dtype=np.int64), test_size=TEST_FRACTION, random_state=seed, shuffle=True
     )
-    return Built(
+    return Encoded(
         X_train=_one_hot(indices[train_rows], n_features),
         y_train=labels[train_rows],
         X_test=_one_hot(indices[test_rows], n_features),
         y_test=labels[test_rows],
         train_rows=train_rows,
         test_rows=test_rows,
+        blocks=blocks,
+    )
+
+
+def encoding_recipe(
+    pairs: list[tuple[int, int]], encoded: Encoded, seed: int | None, one_hot_categories: str
+) -> dict[str, Any]:
+    """The ``meta["recipe"]`` entries that describe :func:`encode` (shared with stand-ins)."""
+    return {
+        "columns": list(COLUMNS),
+        "labels": "y = 2 * ACTION - 1",
+        "label_encoding": "codes = rank of the value among the column's distinct values",
+        "interactions": [f"{COLUMNS[a]}*{COLUMNS[b]}" for a, b in pairs],
+        "interaction_encoding": "one category per distinct (code_a, code_b), in that order",
+        "one_hot_categories": one_hot_categories,
+        "bias": "last column, all ones",
+        "feature_blocks": encoded.blocks,
+        "split": {
+            "function": "sklearn.model_selection.train_test_split",
+            "random_state": seed,
+            "shuffle": True,
+            "test_size": TEST_FRACTION,
+            "row_order": "as returned by train_test_split",
+        },
+    }
+
+
+def build(
+    *, variant: str, seed: int | None, inputs: dict[str, RawFile], options: dict[str, Any]
+) -> Built:
+    """Prepare Amazon with recipe ``variant`` from ``inputs["train.csv"]`` (and
+    ``inputs["test.csv"]`` for ``tandon-kaggle-vocab``); ``seed`` is the split's random_state.
+    """
+    recipe = VARIANTS[variant]
+    action, categories = read_train(inputs["train.csv"])
+    vocabulary = None
+    if recipe.kaggle_vocabulary:
+        vocabulary = np.concatenate([categories, read_kaggle_test(inputs["test.csv"])])
+    pairs = interaction_pairs(recipe.pairs)
+    encoded = encode(action, categories, pairs=pairs, seed=seed, vocabulary=vocabulary)
+    return Built(
+        X_train=encoded.X_train,
+        y_train=encoded.y_train,
+        X_test=encoded.X_test,
+        y_test=encoded.y_test,
+        train_rows=encoded.train_rows,
+        test_rows=encoded.test_rows,
         description=(
             "Amazon.com Employee Access Challenge (Kaggle 2013): logistic regression on one-hot "
             f"categorical features; recipe {variant}: {recipe.description}"
         ),
         row_index="0-based data row of train.csv (file line number minus 2)",
         recipe={
-            "columns": list(COLUMNS),
-            "labels": "y = 2 * ACTION - 1",
-            "label_encoding": "codes = rank of the value among the column's distinct values",
-            "interactions": [f"{COLUMNS[a]}*{COLUMNS[b]}" for a, b in pairs],
-            "interaction_encoding": "one category per distinct (code_a, code_b), in that order",
-            "one_hot_categories": (
+            **encoding_recipe(
+                pairs,
+                encoded,
+                seed,
                 "all rows of train.csv and Kaggle's test.csv"
                 if recipe.kaggle_vocabulary
-                else "all rows of train.csv (train and test split together)"
+                else "all rows of train.csv (train and test split together)",
             ),
-            "bias": "last column, all ones",
-            "feature_blocks": blocks,
-            "split": {
-                "function": "sklearn.model_selection.train_test_split",
-                "random_state": seed,
-                "shuffle": True,
-                "test_size": TEST_FRACTION,
-                "row_order": "as returned by train_test_split",
-            },
             "reference": (
                 "Tandon et al., Gradient Coding, ICML 2017: rashisht1/gradient_coding "
                 "src/arrange_real_data.py (column order within interaction blocks differs: "

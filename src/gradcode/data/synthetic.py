@@ -28,7 +28,13 @@ from gradcode.data.prepared import Built
 
 DEFAULT_SEED = 0
 #: variant -> (rows, features, test rows); "custom" takes them from the options
-LINEAR_VARIANTS = {"d7644-p6500": (7644, 6500, 0), "d32760-p5000": (32760, 5000, 0)}
+LINEAR_VARIANTS = {
+    "d7644-p6500": (7644, 6500, 0),
+    "d32760-p5000": (32760, 5000, 0),
+    # a quarter of each side: the reduced-scale runs of the default workflow on 2 cores
+    "d1911-p1625": (1911, 1625, 0),
+    "d8190-p1250": (8190, 1250, 0),
+}
 LOGISTIC_VARIANTS = {"small": (2000, 50, 500)}
 LOGISTIC_SIGNAL = 3.0
 

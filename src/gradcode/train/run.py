@@ -218,7 +218,8 @@ def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int
     assert data is not None
     persistent = set(plan.config.stragglers.persistent)
     coded = _coded_data(plan, data) if plan.coded_data else None
-    requests = []
+    # one worker at a time: posting every send at once would hold every worker's pickled copy
+    # on rank 0 together (GC on the large synthetic set would need twice the machine's memory)
     for worker in range(plan.workers):
         if worker in persistent:
             mine: dict[int, Any] = {}
@@ -226,8 +227,8 @@ def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int
             mine = {CODED_DATA: coded[worker]}
         else:
             mine = {p: data.part(p) for p in plan.partitions_of(worker)}
-        requests.append(world.isend(mine, dest=worker + 1, tag=DATA_TAG))
-    MPI.Request.waitall(requests)
+        world.send(mine, dest=worker + 1, tag=DATA_TAG)
+        del mine
     return {}
 
 

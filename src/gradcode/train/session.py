@@ -8,6 +8,7 @@ in the log counts training time only, as the papers' time axes do).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +89,25 @@ class Session:
             self.last_metrics = self.metrics()
             record.update(self.last_metrics)
             record["metric_time"] = clock() - began
+            self._progress(t, record)
         self.log.write(record)
         every = self.config.checkpoint.every
         if every and self.completed % every == 0 and self.completed < self.config.iterations:
             self.checkpoint()
+
+    def _progress(self, t: int, record: dict[str, Any]) -> None:
+        # one line per metric point on stderr, so long runs show progress in workflow logs
+        metrics = " ".join(
+            f"{key} {record[key]:.6g}"
+            for key in ("loss", "auc", "relative_error", "normalized_error")
+            if key in record
+        )
+        print(
+            f"{self.config.name}: iteration {t + 1}/{self.config.iterations}, "
+            f"training time {self.train_time:.3f} s, {metrics}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def _metrics_due(self, t: int) -> bool:
         every = self.config.log.metrics_every
