@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from gradcode.codes import build
@@ -170,6 +171,15 @@ def _report_stand_ins():
 
 
 _report_stand_ins()
+
+
+def local_cores():
+    """Every local core (training jobs run alone); 1 where snakemake has no core count, as
+    under a cluster executor, where each rank gets its own CPU through `tasks`."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
 
 
 def run_ranks(run):

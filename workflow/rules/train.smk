@@ -30,7 +30,7 @@ rule train:
         "../../envs/gradcode.yaml"
     # all local cores: a training run measures wall-clock time, and a job running beside it
     # would skew what the emulated cluster measures (the slurm profile sets 1 per task)
-    threads: workflow.cores
+    threads: local_cores()
     resources:
         tasks=lambda wildcards: run_ranks(wildcards.run),
         mpi="mpiexec",
