@@ -34,11 +34,10 @@ import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
-from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.speedups import speedup_panel
 from gradcode.figures.tables import group_by, read_rows
 
 #: Fig. 13's caption and Section IV-B: CR's speed-ups over each baseline
@@ -78,24 +77,8 @@ for axis, column, scale in ((left, "time", f"stand-in scale, d = {meta['data']['
 cr = cnn["CR"]["mean_time"]
 baselines = list(PAPER_SPEEDUPS)
 ours = [cnn[label]["mean_time"] / cr for label in baselines]
-x = np.arange(len(baselines))
-right.plot(x - 0.12, [PAPER_SPEEDUPS[label] for label in baselines], "s", color="C1",
-           markersize=9, label="paper, Fig. 13 caption")
-right.plot(x + 0.12, ours, "o", color="C0", markersize=9, label="reproduced (preset)")
-for position, label, value in zip(x, baselines, ours, strict=True):
-    right.annotate(f"{value:.2f}x", (position + 0.12, value), xytext=(8, -3),
-                   textcoords="offset points", fontsize=8, color="C0")
-    right.annotate(f"{PAPER_SPEEDUPS[label]}x", (position - 0.12, PAPER_SPEEDUPS[label]),
-                   xytext=(-8, -3), textcoords="offset points", ha="right", fontsize=8,
-                   color="C1")
-right.axhline(1, color="k", linewidth=0.8)
-right.text(len(baselines) - 0.45, 1.05, "CR faster above this line", ha="right", fontsize=8)
-right.set_xticks(x, [f"{label} / CR" for label in baselines])
-right.set_xlim(-0.7, len(baselines) - 0.4)
-right.set_yscale("log")
-right.set_yticks([0.2, 0.5, 1, 2, 5, 10])
-right.yaxis.set_major_formatter(ScalarFormatter())
-right.yaxis.set_minor_formatter(NullFormatter())
+speedup_panel(right, PAPER_SPEEDUPS, ours, paper_label="paper, Fig. 13 caption",
+              ours_label="reproduced (preset)", yticks=[0.2, 0.5, 1, 2, 5, 10])
 right.set_ylabel("mean iteration time ratio")
 right.set_title(f"(c) CR's speed-up, N = 156 ({cnn_trials:,} trials)")
 right.legend(fontsize=8, loc="lower left")

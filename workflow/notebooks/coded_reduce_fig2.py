@@ -28,11 +28,10 @@ comparison = "results/tables/compare/coded_reduce_fig2.csv"
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
-from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.speedups import speedup_panel
 from gradcode.figures.tables import read_rows
 
 #: CR's speed-ups stated in the text about Fig. 2 (Section I), EC2 measurements
@@ -58,24 +57,8 @@ left.set_title("(a) iteration time (grey: not in Fig. 2)")
 
 baselines = list(FIG2_SPEEDUPS)
 ours = [by[label]["mean_time"] / cr for label in baselines]
-x = np.arange(len(baselines))
-right.plot(x - 0.12, [FIG2_SPEEDUPS[label] for label in baselines], "s", color="C1", markersize=9,
-           label="paper, Fig. 2 (EC2)")
-right.plot(x + 0.12, ours, "o", color="C0", markersize=9, label="reproduced (model)")
-for position, label, value in zip(x, baselines, ours, strict=True):
-    right.annotate(f"{value:.2f}x", (position + 0.12, value), xytext=(8, -3),
-                   textcoords="offset points", fontsize=8, color="C0")
-    right.annotate(f"{FIG2_SPEEDUPS[label]}x", (position - 0.12, FIG2_SPEEDUPS[label]),
-                   xytext=(-8, -3), textcoords="offset points", ha="right", fontsize=8,
-                   color="C1")
-right.axhline(1, color="k", linewidth=0.8)
-right.text(len(baselines) - 0.45, 1.05, "CR faster above this line", ha="right", fontsize=8)
-right.set_xticks(x, [f"{label} / CR" for label in baselines])
-right.set_xlim(-0.7, len(baselines) - 0.4)
-right.set_yscale("log")
-right.set_yticks([0.2, 0.5, 1, 2, 5, 10, 20])
-right.yaxis.set_major_formatter(ScalarFormatter())
-right.yaxis.set_minor_formatter(NullFormatter())
+speedup_panel(right, FIG2_SPEEDUPS, ours, paper_label="paper, Fig. 2 (EC2)",
+              ours_label="reproduced (model)", yticks=[0.2, 0.5, 1, 2, 5, 10, 20])
 right.set_ylabel("speed-up of CR (baseline time / CR time)")
 right.set_title("(b) CR's speed-up over each baseline")
 right.legend(loc="lower left")

@@ -20,38 +20,29 @@ png = "results/figures/training.png"
 comparison = "results/tables/compare/training.csv"
 
 # %%
-import json
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.runs import read_runs
 
 style.setup()
-summaries = [Path(path) for path in runs.split(",")]
+records = read_runs(runs)
 
 
-def label(summary):
-    data = summary["data"]
-    tag = " (STAND-IN data)" if data.get("stand_in") else ""
-    return f"{summary['name']}: {summary['scheme']} on {data['dataset']}{tag}"
+def label(run):
+    tag = " (STAND-IN data)" if run.stand_in else ""
+    return f"{run.summary['name']}: {run.summary['scheme']} on {run.summary['data']['dataset']}{tag}"
 
-
-records = []
-for path in summaries:
-    summary = json.loads(path.read_text())
-    rows = [json.loads(line) for line in (path.parent / "log.jsonl").read_text().splitlines()]
-    records.append((summary, [row for row in rows if "loss" in row]))
 
 metric_of = {"logistic": "auc", "linear": "normalized_error"}
 figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-for summary, rows in records:
-    times = [row["time"] for row in rows]
-    left.plot(times, [row["loss"] for row in rows], marker=".", label=label(summary))
-    metric = metric_of[summary["model"]["kind"]]
-    values = [row.get(metric, row.get("relative_error")) for row in rows]
-    right.plot(times, values, marker=".", label=label(summary))
+for run in records:
+    times = [row["time"] for row in run.points]
+    left.plot(times, [row["loss"] for row in run.points], marker=".", label=label(run))
+    metric = metric_of[run.summary["model"]["kind"]]
+    values = [row.get(metric, row.get("relative_error")) for row in run.points]
+    right.plot(times, values, marker=".", label=label(run))
 for axis in (left, right):
     axis.set_xscale("log")  # runs differ by orders of magnitude in iteration time
 left.set_xlabel("training wall-clock time (s)")
@@ -59,7 +50,7 @@ left.set_ylabel("training loss")
 right.set_xlabel("training wall-clock time (s)")
 right.set_ylabel("test AUC (logistic) / error (linear)")
 left.legend(fontsize=7)
-stand_in = any(summary["data"].get("stand_in") for summary, _ in records)
+stand_in = any(run.stand_in for run in records)
 figure.suptitle(
     "Training as MPI jobs, emulated stragglers"
     + (f" - includes {style.STAND_IN_NOTE}" if stand_in else "")
@@ -68,8 +59,8 @@ style.save(figure, png)
 
 # %%
 comparisons = []
-for summary, _ in records:
-    params = summary["scheme_params"]
+for run in records:
+    summary, params = run.summary, run.params
     if summary["scheme"] == "ye-abbe" and (params["n"], params["d"], params["m"]) == (8, 4, 3):
         unit = summary["config"]["stragglers"]["time_unit"]
         comparisons.append(

@@ -1,4 +1,5 @@
 # Config validation and helpers shared by the rule files.
+import functools
 import os
 import shlex
 import sys
@@ -65,15 +66,10 @@ _RANKS = {}
 STAND_INS = {"amazon": "amazon-standin", "gisette": "gisette-standin"}
 
 
-def _add_run(run_id, source, document, where):
+def _add_run(run_id, source, document, world_size, where):
     if run_id in TRAIN_RUNS:
         raise ValueError(f"{where}: run {run_id!r} is defined twice")
-    try:
-        _RANKS[run_id] = build_plan(
-            parse_config(document, default_name=run_id)
-        ).world_size
-    except ConfigError as error:
-        raise ValueError(f"{where}: {error}") from None
+    _RANKS[run_id] = world_size
     data = document["data"]
     extra = sorted(set(data) - {"dataset", "variant", "trim", "partition_seed"})
     if "dataset" not in data or extra:
@@ -90,9 +86,10 @@ def _collect_training_runs():
         where = f"config train.runs[{index}] ({path})"
         try:
             document = read_yaml(_repo_path(path), ConfigError)
+            plan = build_plan(parse_config(document, default_name=Path(path).stem))
         except ConfigError as error:
             raise ValueError(f"{where}: {error}") from None
-        _add_run(Path(path).stem, _repo_path(path), document, where)
+        _add_run(Path(path).stem, _repo_path(path), document, plan.world_size, where)
     for index, path in enumerate(config["train"]["experiments"]):
         where = f"config train.experiments[{index}] ({path})"
         try:
@@ -107,13 +104,20 @@ def _collect_training_runs():
         EXPERIMENT_FILES[experiment.name] = _repo_path(path)
         for run, document in experiment.runs.items():
             run_id = f"{experiment.name}/{run}"
-            _add_run(run_id, _repo_path(path), document, f"{where} runs.{run}")
+            _add_run(
+                run_id,
+                _repo_path(path),
+                document,
+                experiment.world_sizes[run],
+                f"{where} runs.{run}",
+            )
             EXPERIMENTS[experiment.name].append(run_id)
 
 
 _collect_training_runs()
 
 
+@functools.cache  # input functions ask once per job; the files do not change during a run
 def _raw_files_present(dataset, variant):
     spec = DATASETS[dataset]
     if not spec.variants[variant]:

@@ -43,6 +43,8 @@ class Experiment:
     description: str
     runs: dict[str, dict[str, Any]]
     paper: dict[str, Any]
+    #: run name -> MPI ranks it needs (its plan's world size, found while validating)
+    world_sizes: dict[str, int]
 
     def config(self, run: str) -> RunConfig:
         return parse_config(self.runs[run], default_name=run)
@@ -93,6 +95,7 @@ def parse_experiment(raw: Any, *, default_name: str) -> Experiment:
     if not isinstance(paper, Mapping):
         raise ConfigError("paper: must be a mapping")
     runs: dict[str, dict[str, Any]] = {}
+    world_sizes: dict[str, int] = {}
     for run, override in entries.items():
         if not isinstance(run, str) or not _SAFE.match(run):
             raise ConfigError(f"runs: run name {run!r} must be file-name safe")
@@ -105,8 +108,8 @@ def parse_experiment(raw: Any, *, default_name: str) -> Experiment:
         merged = merge(base, override)
         merged["name"] = f"{name}/{run}"
         try:
-            build_plan(parse_config(merged, default_name=run))
+            world_sizes[run] = build_plan(parse_config(merged, default_name=run)).world_size
         except ConfigError as error:
             raise ConfigError(f"runs.{run}: {error}") from None
         runs[run] = merged
-    return Experiment(name, description, runs, dict(paper))
+    return Experiment(name, description, runs, dict(paper), world_sizes)
