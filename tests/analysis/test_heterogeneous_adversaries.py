@@ -34,7 +34,8 @@ def test_converse_attack_is_two_valid_scenarios_with_the_same_responses(placemen
     # scenario 1: a + 1 liars against the truth; scenario 2: a liars against the impostor
     assert len(lying_to_truth) == a + 1 and sorted(lying_to_impostor) == framed
     assert len(framed) == a
-    decoded, named = code.decode_with_report(received, partials.shape[1])
+    result = code.decode_result(received, partials.shape[1])
+    decoded, named = result.gradient, result.adversaries
     np.testing.assert_allclose(decoded, fsum_columns(impostor), rtol=1e-9, atol=1e-9)
     assert sorted(int(w) for w in named) == framed
 

@@ -21,6 +21,7 @@ def test_available_lists_every_scheme_of_the_issue():
         "gc-mmc",
         "coded-reduce",
         "lcc",
+        "ring-allreduce",
     }
 
 

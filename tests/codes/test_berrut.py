@@ -201,7 +201,8 @@ def test_error_estimate_tracks_the_error():
         partials = rng.standard_normal((code.k, 12 * code.m))
         messages = messages_of(code, partials)
         chosen = rng.choice(n, int(rng.integers(2, n + 1)), replace=False).tolist()
-        approx, estimate = code.decode_with_error({w: messages[w] for w in chosen}, 12 * code.m)
+        result = code.decode_result({w: messages[w] for w in chosen}, 12 * code.m)
+        approx, estimate = result.gradient, result.error_estimate
         np.testing.assert_array_equal(
             approx, code.decode({w: messages[w] for w in chosen}, 12 * code.m)
         )
@@ -217,9 +218,8 @@ def test_error_estimate_tracks_the_error():
 def test_error_estimate_with_one_responder_is_infinite():
     code = build("berrut", n=5, r=3)
     partials = np.random.default_rng(8).standard_normal((5, 4))
-    approx, estimate = code.decode_with_error(
-        {2: code.encode(2, partials[list(code.partitions(2))])}, 4
-    )
+    result = code.decode_result({2: code.encode(2, partials[list(code.partitions(2))])}, 4)
+    approx, estimate = result.gradient, result.error_estimate
     assert approx.shape == (4,) and estimate == math.inf
 
 

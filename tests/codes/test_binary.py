@@ -411,4 +411,6 @@ def test_repr_and_params_round_trip():
     assert repr(code).startswith("BinaryCode(n=8, s=1, k=6, times=(1.0, 1.0")
     again = build("binary", **code.params())
     assert [again.partitions(i) for i in range(8)] == [code.partitions(i) for i in range(8)]
-    assert code.last_condition_number() == 1.0
+    partials = np.ones((6, 3))
+    messages = {i: code.encode(i, partials[list(code.partitions(i))]) for i in range(8)}
+    assert code.decode_result(messages, 3).condition == 1.0

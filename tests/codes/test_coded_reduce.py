@@ -165,7 +165,7 @@ def test_central_decode_agrees_with_the_distributed_run(params):
     instance, partials = code.random_instance(rng, 23)
     reference = independent_sum(partials)
     for pattern in code.patterns(exhaustive=False, rng=rng, limit=30):
-        tree = code.run_pattern(instance, pattern, rng)
+        tree = code.run_pattern(instance, pattern, rng).gradient
         central = code.decode(code.pattern_messages(instance, pattern, rng), 23)
         np.testing.assert_allclose(tree, reference, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(central, tree, rtol=1e-10, atol=1e-10)
@@ -184,7 +184,7 @@ def test_message_sent_up_is_the_coded_gradient_of_the_subtree(params):
                 sent[node], code.subtree_coefficients(node) @ partials, rtol=1e-12, atol=1e-12
             )
     np.testing.assert_array_equal(code.subtree_coefficients(MASTER), np.ones(code.k))
-    gradient = code.decode_root({u: sent[u] for u in code.children(MASTER)}, 9)
+    gradient = code.decode_root({u: sent[u] for u in code.children(MASTER)}, 9).gradient
     np.testing.assert_allclose(gradient, independent_sum(partials), rtol=1e-12)
 
 

@@ -26,8 +26,9 @@ def test_one_responder_per_group_is_enough():
     responders = (1, 2, 5)  # only 3 < n - s = 5 workers
     assert code.is_decodable(responders)
     messages = {i: code.encode(i, partials[list(code.partitions(i))]) for i in responders}
-    np.testing.assert_allclose(code.decode(messages, 13), independent_sum(partials), atol=1e-12)
-    assert code.last_condition_number() == 1.0
+    result = code.decode_result(messages, 13)
+    np.testing.assert_allclose(result.gradient, independent_sum(partials), atol=1e-12)
+    assert result.condition == 1.0
 
 
 def test_missing_group_names_the_groups_and_their_workers():

@@ -176,8 +176,8 @@ def test_too_few_responders_says_how_many_and_which():
 def test_decode_from_more_than_enough_responders():
     code = build("heterogeneous", placement=cyclic_placement(12, 7), s=2, a=1)
     partials = np.random.default_rng(3).standard_normal((12, 40))
-    decoded = code.decode(messages_of(code, partials), 40)
-    assert relative_error(decoded, partials) < 1e-12 and code.last_adversaries == ()
+    result = code.decode_result(messages_of(code, partials), 40)
+    assert relative_error(result.gradient, partials) < 1e-12 and result.adversaries == ()
 
 
 @pytest.mark.parametrize(
@@ -226,7 +226,7 @@ def test_coefficients_are_cached_per_responder_set(monkeypatch):
     second = code.decode(dict(reversed(received.items())), 1001)
     assert calls == [] and np.array_equal(first, second)
     assert relative_error(second, partials) < 1e-12
-    assert 1 <= code.last_condition_number() < 1e3
+    assert 1 <= code.decode_result(received, 1001).condition < 1e3
 
 
 # -- adversaries --------------------------------------------------------------------------------
@@ -270,13 +270,13 @@ def test_exactly_a_adversaries_are_corrected_and_named(placement, s, a, kind):
     messages = {w: m for w, m in messages_of(code, partials).items() if w in responders}
     bad = sorted(rng.choice(responders, a, replace=False).tolist())
     received = corrupt(kind, messages, bad, rng)
-    decoded, named = code.decode_with_report(received, 33)
-    assert relative_error(decoded, partials) < 1e-9
-    assert sorted(named) == bad and sorted(code.last_adversaries) == bad
+    result = code.decode_result(received, 33)
+    assert relative_error(result.gradient, partials) < 1e-9
+    assert sorted(result.adversaries) == bad
     # fewer adversaries than a: still exact, and only the real ones are named
     received = corrupt(kind, messages, bad[:1], rng)
-    decoded = code.decode(received, 33)
-    assert relative_error(decoded, partials) < 1e-9 and list(code.last_adversaries) == bad[:1]
+    result = code.decode_result(received, 33)
+    assert relative_error(result.gradient, partials) < 1e-9 and list(result.adversaries) == bad[:1]
 
 
 def test_decoding_with_adversaries_is_deterministic():
@@ -285,9 +285,10 @@ def test_decoding_with_adversaries_is_deterministic():
     partials = rng.standard_normal((12, 50))
     received = {w: m for w, m in messages_of(code, partials).items() if w not in (0, 5)}
     received = corrupt("large", received, [3, 8], rng)
-    first = code.decode_with_report(received, 50)
-    second = build("heterogeneous", **code.params()).decode_with_report(received, 50)
-    assert np.array_equal(first[0], second[0]) and first[1] == second[1] == (3, 8)
+    first = code.decode_result(received, 50)
+    second = build("heterogeneous", **code.params()).decode_result(received, 50)
+    assert np.array_equal(first.gradient, second.gradient)
+    assert first.adversaries == second.adversaries == (3, 8)
 
 
 @pytest.mark.parametrize("placement, s, a", ADVERSARIAL_SETUPS)
@@ -327,7 +328,8 @@ def test_colluding_a_plus_one_can_impersonate_another_gradient():
     received = {w: m for w, m in messages_of(code, partials).items() if w in responders}
     for worker in liars:
         received[worker] = received[worker] + h(alpha[worker]) * direction
-    decoded, named = code.decode_with_report(received, 16)
+    result = code.decode_result(received, 16)
+    decoded, named = result.gradient, result.adversaries
     impostor = independent_sum(partials) + h(beta[0]) * direction
     np.testing.assert_allclose(decoded, impostor, rtol=1e-9, atol=1e-9)
     assert sorted(named) == framed

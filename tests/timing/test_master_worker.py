@@ -53,7 +53,7 @@ class _Prefixes(GradientCode):
     def is_decodable(self, keys: Iterable) -> bool:
         return len(set(keys)) >= self.q
 
-    def decode(self, messages, length):
+    def decode_result(self, messages, length):
         raise NotImplementedError
 
 

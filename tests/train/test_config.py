@@ -63,7 +63,7 @@ def test_minimal_run_gets_the_documented_defaults():
         ({"scheme": {"name": "frc", "params": {"n": 4, "t": 2}}}, "scheme.params: frc:"),
         (
             {"scheme": {"name": "ring-allreduce", "params": {"n": 4, "k": 1}}},
-            "scheme.params.k: unknown",
+            "scheme.params: ring-allreduce:",
         ),
         ({"stragglers": {"model": "gamma"}}, "stragglers.model: unknown model 'gamma'"),
         (

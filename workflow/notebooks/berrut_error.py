@@ -124,7 +124,7 @@ write_rows(
                    f"{max(r['mean_rel_error'] for r in two_beyond):.3f}", kind,
                    "not reproduced for r = s + 1: the error approaches or exceeds 1 (returning "
                    "zero); better with r = n / 2"),
-        Comparison(paper, "Sec. V (library)", "error estimate of decode_with_error >= error",
+        Comparison(paper, "Sec. V (library)", "error estimate of decode_result >= error",
                    "not claimed by the paper", f"in at least {covers:.0%} of trials per point",
                    kind, "a proxy, not a bound"),
     ],

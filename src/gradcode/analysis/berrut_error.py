@@ -30,7 +30,7 @@ coordinate on 4001 Chebyshev-spaced points of ``[-1, 1]`` (a sampled sup can onl
 under-estimate, so the check is not made easier), stated relative to ``||g||`` (the per-
 coordinate bounds' 2-norm over coordinates and chunks bounds the error's 2-norm); the fraction
 of trials where every coordinate's error is within its bound; the code's own error estimate
-(``decode_with_error``): how often it is at least the error, and its median ratio; and for
+(``decode_result(...).error_estimate``): how often it is at least the error, and its median ratio; and for
 comparison the error of exact decoding (``heterogeneous`` code, same placement and ``m``)
 where it applies (``s1 <= r - m``), empty where it cannot decode.
 """
@@ -60,7 +60,7 @@ GRID = 4001
 SLACK = 1e-9
 #: trials interpolated at once (memory of the batched gathers)
 BLOCK = 2000
-#: trials per point whose batch result is compared with BerrutCode.decode_with_error
+#: trials per point whose batch result is compared with BerrutCode.decode_result
 LIBRARY_CHECKS = 4
 #: trials per point decoded exactly (Sec. III) where the exact scheme applies
 EXACT_TRIALS = 20
@@ -205,7 +205,7 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
         "bound_relative": "2-norm over coordinates and chunks of the per-coordinate bound / ||g||",
         "decoding": (
             "Berrut's interpolant evaluated here in batch (eq. 34), checked against "
-            f"BerrutCode.decode_with_error on the first {LIBRARY_CHECKS} trials of every point "
+            f"BerrutCode.decode_result on the first {LIBRARY_CHECKS} trials of every point "
             "(library_deviation)"
         ),
         "exact_baseline": (
@@ -269,7 +269,8 @@ def point(
     deviation = 0.0
     for trial in range(min(LIBRARY_CHECKS, trials)):
         received = pool.received(int(instances[trial]), responders[trial].tolist())
-        library, library_estimate = code.decode_with_error(received, pool.length)
+        result = code.decode_result(received, pool.length)
+        library, library_estimate = result.gradient, result.error_estimate
         scale = pool.norm[instances[trial]]
         deviation = max(
             deviation,

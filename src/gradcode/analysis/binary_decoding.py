@@ -177,7 +177,7 @@ def integer_exactness(
     scale = float(np.linalg.norm(reference.astype(np.float64))) or 1.0
     hits, worst, checked = 0, 0.0, 0
     for pattern in code.patterns(exhaustive=False, rng=rng, limit=patterns):
-        decoded = code.run_pattern(partials, pattern, rng)
+        decoded = code.run_pattern(partials, pattern, rng).gradient
         difference = decoded - reference
         hits += bool(np.all(difference == 0))
         worst = max(worst, float(np.linalg.norm(difference)) / scale)

@@ -24,7 +24,7 @@ attack on ``patterns`` random instances (Gaussian partial gradients, ``s`` rando
 
 Outcomes per row: fraction decoded exactly (relative error <= 1e-8 against an independent
 compensated sum of the partials), fraction where exactly the liars were named
-(``decode_with_report``), fraction detected (``NotDecodableError``), fraction silently wrong,
+(``decode_result(...).adversaries``), fraction detected (``NotDecodableError``), fraction silently wrong,
 the largest relative error returned, and for ``converse`` the fraction where the returned
 gradient is the impostor ``g + delta`` and the framed honest workers were named.
 """
@@ -121,7 +121,8 @@ def run_cell(
             received = lie({w: honest[w] for w in alive}, bad, rng)
             expected_names = bad
         try:
-            decoded, reported = code.decode_with_report(received, length)
+            result = code.decode_result(received, length)
+            decoded, reported = result.gradient, result.adversaries
         except NotDecodableError:
             detected += 1
             continue

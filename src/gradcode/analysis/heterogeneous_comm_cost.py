@@ -153,7 +153,8 @@ def check_patterns(
         liars = sorted(rng.choice(alive, a, replace=False).tolist()) if a else []
         received = lie({w: honest[w] for w in alive}, liars, rng)
         try:
-            decoded, reported = code.decode_with_report(received, DECODE_LENGTH)
+            result = code.decode_result(received, DECODE_LENGTH)
+            decoded, reported = result.gradient, result.adversaries
         except NotDecodableError:
             failed += 1
             continue

@@ -10,7 +10,17 @@ worker sends exactly one message. Codes that send several messages per worker (G
 ``(worker, j)``: ``message_keys(worker)`` lists them in the order the worker can send them, and
 ``message_prefix(key)`` says how many of the worker's partials (in ``partitions`` order) the
 message needs, so a runtime can send message ``j`` as soon as that many partials are computed.
-Codes whose aggregation runs up a tree (CodedReduce) override ``run_pattern``; see their module.
+Codes whose aggregation runs up a tree (CodedReduce) derive from ``gradcode.codes.tree.TreeCode``.
+
+What a runtime, the simulator and the command line need to know about a code is *declared*, in
+the class attribute ``capabilities`` (a ``Capabilities``): its topology (``flat`` master-worker,
+``tree``, or ``ring``), whether it codes the data instead of the gradients (and for which
+models that is exact), whether it corrects adversaries, whether it estimates its own error, and
+the kind of its messages. Nothing outside ``gradcode.codes`` asks which scheme a code is.
+
+Decoding returns one ``DecodeResult``: the gradient, the message keys used, the condition
+number of what was inverted, the keys found corrupted and the code's own error estimate, where
+the code has them. ``decode`` is the shortcut that returns just the gradient.
 
 Shapes (``l`` is the gradient length, ``L = m * ceil(l / m)`` the padded length):
 
@@ -32,7 +42,6 @@ from __future__ import annotations
 import itertools
 import math
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -41,7 +50,13 @@ import numpy as np
 from scipy.linalg.blas import daxpy as _daxpy
 from threadpoolctl import ThreadpoolController
 
+from gradcode.errors import ParameterError
+from gradcode.lru import LRUCache
+
 MessageKey = Hashable
+
+TOPOLOGIES = ("flat", "tree", "ring")
+MESSAGE_KINDS = ("vector", "matrix")
 
 
 class NotDecodableError(ValueError):
@@ -64,15 +79,15 @@ class NotDecodableError(ValueError):
 
 
 def require(condition: bool, message: str) -> None:
-    """Raise ``ValueError(message)`` when a parameter constraint fails."""
+    """Raise ``ParameterError(message)`` (a ``ValueError``) when a parameter constraint fails."""
     if not condition:
-        raise ValueError(message)
+        raise ParameterError(message)
 
 
 def check_int(name: str, scheme: str, value: Any, *, minimum: int = 0) -> int:
     """Validate an integer parameter, returning it as ``int``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{scheme} needs an integer {name} (got {name}={value!r})")
+        raise ParameterError(f"{scheme} needs an integer {name} (got {name}={value!r})")
     require(int(value) >= minimum, f"{scheme} needs {name} >= {minimum} (got {name}={value})")
     return int(value)
 
@@ -89,16 +104,84 @@ class Pattern:
     corrupted: frozenset = field(default_factory=frozenset)
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a code can do, declared once, read by the runtime, the simulator and the CLI.
+
+    ``topology``
+        ``"flat"``: a master and ``n`` workers, worker ``i`` sends ``message_keys(i)`` to the
+        master, which decodes. ``"tree"``: the code is a ``gradcode.codes.tree.TreeCode``;
+        nodes reduce their children's messages on the way up. ``"ring"``: no master; the
+        workers all-reduce their partial gradients over a ring.
+    ``codes_data``
+        Model kinds (``gradcode.models``) for which the code is exact when it codes the *data*
+        rather than the gradients (LCC: ``("linear",)``). Empty for gradient codes. A code
+        that codes the data implements ``encode_data``; its worker's message is the model's
+        gradient on the worker's coded data.
+    ``corrects_adversaries``
+        ``decode_result`` locates up to ``a`` corrupted messages and names them in
+        ``DecodeResult.adversaries``.
+    ``estimates_error``
+        ``decode_result`` fills ``DecodeResult.error_estimate`` (approximate codes).
+    ``message``
+        ``"vector"``: a message is a vector of ``message_length(l)`` numbers; ``"matrix"``: a
+        matrix, flattened to that many numbers on the wire.
+    """
+
+    topology: str = "flat"
+    codes_data: tuple[str, ...] = ()
+    corrects_adversaries: bool = False
+    estimates_error: bool = False
+    message: str = "vector"
+
+    def __post_init__(self) -> None:
+        if self.topology not in TOPOLOGIES:
+            raise ValueError(f"capabilities: topology must be one of {TOPOLOGIES}")
+        if self.message not in MESSAGE_KINDS:
+            raise ValueError(f"capabilities: message must be one of {MESSAGE_KINDS}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "topology": self.topology,
+            "codes_data": list(self.codes_data),
+            "corrects_adversaries": self.corrects_adversaries,
+            "estimates_error": self.estimates_error,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    """What one decoding produced.
+
+    ``gradient``: the decoded sum of the ``k`` partial gradients, ``(length,)`` (approximate
+    codes: their estimate of it). ``used``: the message keys whose contents entered it.
+    ``condition``: condition number of the system the decoder inverted (``nan`` where none,
+    1 where it only adds). ``adversaries``: keys found corrupted (codes that correct
+    adversaries). ``error_estimate``: the code's estimate of ``||gradient - true||_2``
+    (codes that estimate their error), else ``None``.
+    """
+
+    gradient: np.ndarray
+    used: tuple[MessageKey, ...] = ()
+    condition: float = float("nan")
+    adversaries: tuple[MessageKey, ...] = ()
+    error_estimate: float | None = None
+
+
 class GradientCode(ABC):
     """Base class of all gradient codes.
 
-    Subclasses set ``n, k, s, a, m`` in their constructor after validating their parameters, and
-    register themselves in ``gradcode.codes.registry``.
+    Subclasses set ``n, k, s, a, m`` in their constructor after validating their parameters,
+    declare ``capabilities`` where they differ from a flat gradient code's, and register
+    themselves in ``gradcode.codes.registry``.
     """
 
     name: ClassVar[str]
     #: False for approximate schemes (``berrut``, ``ignore-stragglers``).
     exact: ClassVar[bool] = True
+    #: what the runtime, the simulator and the CLI may rely on (see ``Capabilities``)
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     #: largest n at which decoding was measured to stay below 1e-8 relative error
     #: (``None``: no limit found up to n = 50); the tests stop random patterns there.
@@ -176,11 +259,17 @@ class GradientCode(ABC):
         """Whether the messages ``keys`` determine the gradient (adversaries included)."""
 
     @abstractmethod
-    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
-        """The sum of all ``k`` partial gradients, shape ``(length,)``.
+    def decode_result(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> DecodeResult:
+        """Decode ``messages``: the gradient ``(length,)`` and what the decoder learnt.
 
         Raises ``NotDecodableError`` when ``messages`` do not suffice.
         """
+
+    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
+        """The sum of all ``k`` partial gradients, shape ``(length,)`` (``decode_result``'s)."""
+        return self.decode_result(messages, length).gradient
 
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """Earliest time the master can decode, per trial.
@@ -218,6 +307,36 @@ class GradientCode(ABC):
     def min_responders(self) -> int:
         """Smallest number of workers whose messages can suffice in the worst case."""
         return self.n - self.s
+
+    # -- data coding (capabilities.codes_data) ----------------------------------------------
+    def encode_data(
+        self, X_parts: Sequence[np.ndarray], y_parts: Sequence[np.ndarray]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every worker's coded data ``(X~_i, y~_i)`` from the ``k`` partitions' data.
+
+        Only for codes whose ``capabilities.codes_data`` is non-empty. ``X_parts[p]`` is
+        partition ``p``'s ``(rows_p, d)`` feature matrix, ``y_parts[p]`` its labels; returns
+        ``n`` pairs. A worker's message is then the model's gradient on its coded data.
+        """
+        raise NotImplementedError(f"{self.name} codes gradients, not data")
+
+    def data_fraction(self, key: MessageKey) -> float:
+        """Share of the data set a worker must process before it can send message ``key``.
+
+        A gradient code's message needs ``message_prefix(key)`` of the ``k`` equal partitions;
+        a code of the data declares its own (LCC: its one coded part, ``1 / k``).
+        """
+        return self.message_prefix(key) / self.k
+
+    # -- theory -----------------------------------------------------------------------------
+    def predicted_times(self, model: str, params: Mapping[str, float]) -> dict[str, float]:
+        """The code's own predictions of its run time under timing model ``model``.
+
+        ``params`` are the model's homogeneous parameters. Returns named values for the
+        simulation tables (CodedReduce: Theorem 2's bounds under ``single-port``); ``{}``
+        where the code has none.
+        """
+        return {}
 
     # -- verification hooks -----------------------------------------------------------------
     def patterns(
@@ -279,18 +398,16 @@ class GradientCode(ABC):
             messages[key] = messages[key] + rng.standard_normal(messages[key].shape) * 1e3
         return messages
 
-    def run_pattern(self, instance: Any, pattern: Pattern, rng: np.random.Generator) -> np.ndarray:
+    def run_pattern(
+        self, instance: Any, pattern: Pattern, rng: np.random.Generator
+    ) -> DecodeResult:
         """Decode the messages of ``pattern`` (see ``pattern_messages``)."""
         length = self.instance_length(instance)
-        return self.decode(self.pattern_messages(instance, pattern, rng), length)
+        return self.decode_result(self.pattern_messages(instance, pattern, rng), length)
 
     def instance_length(self, instance: Any) -> int:
         """Gradient length of a ``random_instance``."""
         return int(instance.shape[1])
-
-    def last_condition_number(self) -> float:
-        """Condition number of the most recent decoding system (nan where not applicable)."""
-        return float("nan")
 
     # -- presentation -----------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -408,8 +525,7 @@ class LinearCode(GradientCode):
             raise AssertionError(f"encoding has shape {encoding.shape}, expected {expected}")
         self._encoding = np.ascontiguousarray(encoding, dtype=np.float64)
         self._key_index = {key: q for q, key in enumerate(keys)}
-        self._cache: OrderedDict[tuple, tuple[tuple, np.ndarray, float]] = OrderedDict()
-        self._last_condition = float("nan")
+        self._cache: LRUCache[tuple[tuple, np.ndarray, float]] = LRUCache(self.cache_size)
         self._target = np.kron(np.eye(self.m), np.ones((1, self.k)))  # (m, m * k), u-major
         for worker in range(self.n):
             allowed = set(self.partitions(worker))
@@ -471,7 +587,6 @@ class LinearCode(GradientCode):
         cache_key = tuple(sorted(keys, key=repr))
         hit = self._cache.get(cache_key)
         if hit is not None:
-            self._cache.move_to_end(cache_key)
             return hit
         unknown = [key for key in cache_key if key not in self._key_index]
         if unknown:
@@ -479,10 +594,7 @@ class LinearCode(GradientCode):
         used, coefficients = self._solve(cache_key)
         condition = self._condition(used)
         entry = (used, np.ascontiguousarray(coefficients, dtype=np.float64), condition)
-        self._cache[cache_key] = entry
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return entry
+        return self._cache.put(cache_key, entry)
 
     def _condition(self, used: tuple) -> float:
         """Condition number of the system the decoder inverted (override for exact values)."""
@@ -490,14 +602,22 @@ class LinearCode(GradientCode):
         system = rows.transpose(0, 2, 1).reshape(len(used), self.m * self.k)
         return float(np.linalg.cond(system))
 
-    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
+    def decode_result(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> DecodeResult:
         used, coefficients, condition = self._coefficients(tuple(messages))
-        self._last_condition = condition
+        return DecodeResult(self._combine(messages, used, coefficients, length), used, condition)
+
+    def _combine(
+        self,
+        messages: Mapping[MessageKey, np.ndarray],
+        used: Sequence[MessageKey],
+        coefficients: np.ndarray,
+        length: int,
+    ) -> np.ndarray:
+        """``sum_r coefficients[u, r] * messages[used[r]]`` per chunk ``u``, ``(length,)``."""
         vectors = message_vectors(self.name, messages, used, self.message_length(length))
         out = np.empty((self.m, len(vectors[0])))
         for chunk in range(self.m):
             linear_combination(out[chunk], coefficients[chunk], vectors)
         return out.reshape(-1)[:length]
-
-    def last_condition_number(self) -> float:
-        return self._last_condition

@@ -40,7 +40,8 @@ held in every instance we tried (``test_remark15_bound_holds_on_random_instances
 bound at most 0.01) but is far above the error, ``||f''||`` being large for the same reason.
 This is a faithful implementation of Section V, which the paper does not evaluate numerically.
 
-Error estimate. ``decode_with_error`` returns ``(approx, estimate)``, ``estimate`` the larger
+Error estimate. ``decode_result`` returns ``approx`` as its ``gradient`` and, as its
+``error_estimate``, the larger
 2-norm distance between ``approx`` and the Berrut interpolants of the even- and of the
 odd-ranked responders. Berrut's interpolant converges like the node gap (Remark 15's ``sin((s1
 + 1) pi / 2N)`` factor), so halving the nodes about doubles the error and these distances are
@@ -62,11 +63,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from gradcode.codes.base import (
+    Capabilities,
+    DecodeResult,
     MessageKey,
     NotDecodableError,
     check_int,
@@ -112,6 +116,7 @@ class BerrutCode(UniversalPolynomialCode):
 
     name = "berrut"
     exact = False
+    capabilities: ClassVar[Capabilities] = Capabilities(estimates_error=True)
     #: approximate scheme: round-off is far below the approximation error at every n <= 50
     numerically_sound_up_to: ClassVar[int | None] = None
 
@@ -199,24 +204,32 @@ class BerrutCode(UniversalPolynomialCode):
             )
         return berrut_matrix(self._alpha[list(keys)], self._beta)
 
-    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
-        """Berrut's approximation of the gradient from any non-empty set of messages."""
-        self._known(messages)
-        return super().decode(messages, length)
-
-    def decode_with_error(
+    def decode_result(
         self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> tuple[np.ndarray, float]:
-        """``(approx (length,), estimate)``: the estimate of ``||approx - gradient||_2``.
+    ) -> DecodeResult:
+        """Berrut's approximation of the gradient from any non-empty set of messages, and the
+        estimate of ``||approx - gradient||_2`` as ``error_estimate``.
 
-        ``estimate`` is the larger 2-norm distance from ``approx`` to the Berrut interpolants
+        The estimate is the larger 2-norm distance from ``approx`` to the Berrut interpolants
         of the even- and of the odd-ranked responders (ranked by their points); ``inf`` with
         a single responder. A proxy, not a bound (module docstring). Costs three passes.
         """
-        approx = self.decode(messages, length)
+        self._known(messages)
+        result = super().decode_result(messages, length)
+        return replace(result, error_estimate=self._error_estimate(messages, result.gradient))
+
+    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
+        """The approximation alone (one pass; the estimate costs two more)."""
+        self._known(messages)
+        return super().decode_result(messages, length).gradient
+
+    def _error_estimate(
+        self, messages: Mapping[MessageKey, np.ndarray], approx: np.ndarray
+    ) -> float:
+        length = approx.shape[0]
         keys = sorted(self._known(messages), key=lambda key: self._alpha[key])
         if len(keys) < 2:
-            return approx, math.inf
+            return math.inf
         width = self.message_length(length)
         estimate = 0.0
         for half in (keys[0::2], keys[1::2]):
@@ -227,7 +240,7 @@ class BerrutCode(UniversalPolynomialCode):
                 linear_combination(coarse[chunk], weights[chunk], vectors)
             distance = float(np.linalg.norm(coarse.reshape(-1)[:length] - approx))
             estimate = max(estimate, distance)
-        return approx, estimate
+        return estimate
 
     def remark15_bound(self, responders: int, first: float, second: float) -> float:
         """Remark 15's bound on ``sup |f~ - f|`` over ``[-1, 1]`` with ``responders`` answers.

@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.base import DecodeResult, LinearCode, NotDecodableError, check_int, require
 
 NAME = "binary"
 
@@ -349,7 +349,8 @@ class BinaryCode(LinearCode):
         members = self.classes[self._complete_class(keys)]
         return members, np.ones((1, len(members)))
 
-    def decode(self, messages: Mapping[int, np.ndarray], length: int) -> np.ndarray:
+    def decode_result(self, messages: Mapping[int, np.ndarray], length: int) -> DecodeResult:
+        """The sum of one complete class's messages; condition number 1 (it only adds)."""
         members = self.classes[self._complete_class(messages)]
         chosen = [np.asarray(messages[worker]) for worker in members]
         for worker, message in zip(members, chosen, strict=True):
@@ -362,8 +363,4 @@ class BinaryCode(LinearCode):
         total = np.array(chosen[0], dtype=np.float64)
         for message in chosen[1:]:
             np.add(total, message, out=total)
-        return total
-
-    def last_condition_number(self) -> float:
-        """1.0: decoding adds messages with coefficient one and inverts nothing."""
-        return 1.0
+        return DecodeResult(total, tuple(members), 1.0)

@@ -90,7 +90,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -99,6 +98,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import (
+    DecodeResult,
     GradientCode,
     NotDecodableError,
     Pattern,
@@ -108,9 +108,10 @@ from gradcode.codes.base import (
     require,
 )
 from gradcode.codes.registry import build
+from gradcode.codes.tree import MASTER, TreeCode
+from gradcode.lru import LRUCache
 
-#: the master (root of the tree); it is not a worker and computes nothing
-MASTER = -1
+__all__ = ["MASTER", "CodedReduce", "r_cr", "theorem2_bounds", "tree_size"]
 
 INNER_CODES = ("auto", "frc", "crc")
 
@@ -213,9 +214,7 @@ class _SiblingRule:
             self.groups = len(labels)
             if np.bincount(group_of).tolist() != [self.s + 1] * self.groups:
                 raise AssertionError(f"{inner!r}: groups are not of size s + 1")
-        self._cache: OrderedDict[tuple[int, ...], tuple[np.ndarray, np.ndarray, float]] = (
-            OrderedDict()
-        )
+        self._cache: LRUCache[tuple[np.ndarray, np.ndarray, float]] = LRUCache(self.cache_size)
 
     def _by_group(self, rows: np.ndarray) -> np.ndarray:
         return rows[:, self.order].reshape(rows.shape[0], self.groups, self.s + 1)
@@ -246,19 +245,17 @@ class _SiblingRule:
         """
         hit = self._cache.get(local)
         if hit is not None:
-            self._cache.move_to_end(local)
             return hit
         unit = np.eye(len(local))
-        vector = self.inner.decode({j: unit[row] for row, j in enumerate(local)}, len(local))
-        used = np.flatnonzero(vector)
-        entry = (np.asarray(local)[used], vector[used], self.inner.last_condition_number())
-        self._cache[local] = entry
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return entry
+        result = self.inner.decode_result(
+            {j: unit[row] for row, j in enumerate(local)}, len(local)
+        )
+        used = np.flatnonzero(result.gradient)
+        entry = (np.asarray(local)[used], result.gradient[used], result.condition)
+        return self._cache.put(local, entry)
 
 
-class CodedReduce(GradientCode):
+class CodedReduce(TreeCode):
     """CodedReduce on an ``(n, L)``-regular tree, ``s`` stragglers tolerated per parent.
 
     Parameters
@@ -311,10 +308,9 @@ class CodedReduce(GradientCode):
         self._parts: list[tuple[int, ...]] = [()] * self.n
         self._coefficients: list[np.ndarray] = [np.empty(0)] * self.n
         self._allocate()
-        self._cache: OrderedDict[frozenset, tuple[tuple[int, ...], np.ndarray, float]] = (
-            OrderedDict()
+        self._cache: LRUCache[tuple[tuple[int, ...], np.ndarray, float]] = LRUCache(
+            self.cache_size
         )
-        self._last_condition = float("nan")
 
     # -- construction -----------------------------------------------------------------------
     def _sizes(self) -> tuple[int, list[Fraction]]:
@@ -435,6 +431,10 @@ class CodedReduce(GradientCode):
     def is_leaf(self, node: int) -> bool:
         return self.depth(node) == self.L
 
+    @property
+    def height(self) -> int:
+        return self.L
+
     def parents(self) -> tuple[int, ...]:
         """Every node with children, ``MASTER`` first (``N / n`` of them)."""
         return (MASTER, *range(self._offsets[1], self._offsets[self.L]))
@@ -486,9 +486,20 @@ class CodedReduce(GradientCode):
             )
         return self._coefficients[worker] @ partials
 
+    def children_decodable(self, node: int, children: Iterable[int]) -> bool:
+        """The per-parent code's rule on the children of ``node`` that sent."""
+        kids = self.children(node)
+        mask = np.zeros(self.branching, dtype=bool)
+        mask[[int(child) - kids.start for child in children]] = True
+        return bool(self._rule.ok(mask[None, :])[0])
+
+    def children_completion_times(self, node: int, arrivals: np.ndarray) -> np.ndarray:
+        """The per-parent code's own ``completion_times`` (every parent uses the same code)."""
+        return self.inner_code.completion_times(arrivals)
+
     def reduce_children(
         self, node: int, children_messages: Mapping[int, np.ndarray], length: int
-    ) -> np.ndarray:
+    ) -> DecodeResult:
         """Per-parent decoding: ``sum_u a_u m_u`` over the messages of ``node``'s children.
 
         ``node`` may be ``MASTER``. Raises ``NotDecodableError`` when the children that sent do
@@ -511,15 +522,12 @@ class CodedReduce(GradientCode):
                 candidates=missing,
             )
         used, weights, condition = self._rule.coefficients(local)
-        self._last_condition = condition
+        senders = tuple(kids[int(j)] for j in used)
         vectors = message_vectors(
-            self.name, children_messages, [kids[j] for j in used], self.message_length(length)
+            self.name, children_messages, senders, self.message_length(length)
         )
-        return linear_combination(np.empty(len(vectors[0])), weights, vectors)
-
-    def decode_root(self, children_messages: Mapping[int, np.ndarray], length: int) -> np.ndarray:
-        """The master's step: the gradient from the messages of its children (layer 1)."""
-        return self.reduce_children(MASTER, children_messages, length)
+        gradient = linear_combination(np.empty(len(vectors[0])), weights, vectors)
+        return DecodeResult(gradient, senders, condition)
 
     def encode_node(
         self,
@@ -536,7 +544,7 @@ class CodedReduce(GradientCode):
         if self.is_leaf(node):
             require(not children_messages, f"{self.name}: leaf {node} has no children")
             return own
-        return own + self.reduce_children(node, children_messages or {}, own.shape[0])
+        return own + self.reduce_children(node, children_messages or {}, own.shape[0]).gradient
 
     # -- decoding ---------------------------------------------------------------------------
     def _responded(self, keys: Iterable[int]) -> np.ndarray:
@@ -619,7 +627,6 @@ class CodedReduce(GradientCode):
         cache_key = frozenset(keys)
         hit = self._cache.get(cache_key)
         if hit is not None:
-            self._cache.move_to_end(cache_key)
             return hit
         responded = self._responded(cache_key)
         usable = self._usable(responded)
@@ -644,10 +651,7 @@ class CodedReduce(GradientCode):
                     parents.append((child, weights[child]))
         used_nodes = tuple(int(v) for v in np.flatnonzero(weights))
         entry = (used_nodes, weights[list(used_nodes)], condition or float("nan"))
-        self._cache[cache_key] = entry
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return entry
+        return self._cache.put(cache_key, entry)
 
     def node_weights(self, keys: Iterable[int]) -> dict[int, float]:
         """Overall coefficient of each node's own partial in the gradient, for responders
@@ -655,16 +659,32 @@ class CodedReduce(GradientCode):
         used, weights, _ = self._weights(keys)
         return dict(zip(used, weights.tolist(), strict=True))
 
-    def decode(self, messages: Mapping[int, np.ndarray], length: int) -> np.ndarray:
-        """The gradient from the nodes' own coded partials (``encode``), reduced centrally."""
+    def decode_result(self, messages: Mapping[int, np.ndarray], length: int) -> DecodeResult:
+        """The gradient from the nodes' own coded partials (``encode``), reduced centrally;
+        the condition number is the worst of the per-parent systems."""
         used, weights, condition = self._weights(messages)
-        self._last_condition = condition
         vectors = message_vectors(self.name, messages, used, self.message_length(length))
-        return linear_combination(np.empty(len(vectors[0])), weights, vectors)
+        gradient = linear_combination(np.empty(len(vectors[0])), weights, vectors)
+        return DecodeResult(gradient, used, condition)
 
-    def last_condition_number(self) -> float:
-        """Worst condition number of the per-parent systems in the most recent decode."""
-        return self._last_condition
+    def predicted_times(self, model: str, params: Mapping[str, float]) -> dict[str, float]:
+        """Theorem 2's bounds (``o``-terms dropped) under ``single-port`` with ``s >= 1``."""
+        if model != "single-port" or self.s < 1:
+            return {}
+        bounds = theorem2_bounds(
+            self.branching,
+            self.L,
+            self.s,
+            d=params["data"],
+            mu=params["mu"],
+            a=params["a"],
+            tc=params["tc"],
+        )
+        return {
+            "theorem2_lower": bounds.lower,
+            "theorem2_upper": bounds.upper,
+            "theorem2_computation": bounds.computation,
+        }
 
     # -- verification hooks -----------------------------------------------------------------
     def count_patterns(self) -> int:
@@ -691,29 +711,3 @@ class CodedReduce(GradientCode):
                 start + int(j) for start, local in zip(starts, choice, strict=True) for j in local
             }
             yield Pattern(everyone - stragglers)
-
-    def run_pattern(self, instance: Any, pattern: Pattern, rng: np.random.Generator) -> np.ndarray:
-        """CR.Execute bottom up: every node that can sends ``encode_node``; the master decodes."""
-        partials = np.asarray(instance)
-        length = partials.shape[1]
-        sent: dict[int, np.ndarray] = {}
-        conditions: list[float] = []
-        for depth in range(self.L, 0, -1):
-            for node in self.nodes_at_depth(depth):
-                if node not in pattern.responders:
-                    continue
-                heard = {u: sent[u] for u in self.children(node) if u in sent}
-                if depth < self.L:
-                    local = np.isin(self.children(node), list(heard))
-                    if not self._rule.ok(local[None, :])[0]:
-                        continue  # too many of its children failed: node cannot send
-                mine = partials[list(self._parts[node])]
-                sent[node] = self.encode_node(node, mine, heard)
-                if depth < self.L:
-                    conditions.append(self._last_condition)
-        gradient = self.decode_root(
-            {u: sent[u] for u in self.children(MASTER) if u in sent}, length
-        )
-        known = [c for c in (*conditions, self._last_condition) if not math.isnan(c)]
-        self._last_condition = max(known, default=float("nan"))
-        return gradient

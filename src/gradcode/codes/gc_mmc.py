@@ -81,7 +81,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -95,6 +94,7 @@ from gradcode.codes.base import (
     check_int,
     require,
 )
+from gradcode.lru import LRUCache
 
 DESIGNS = ("correlated", "uncorrelated", "hybrid")
 
@@ -113,6 +113,9 @@ _THREE_ORDERS_CLUSTER = 10
 
 class _ClusterCode:
     """The code of one cluster of ``size`` workers and partitions (shared by all clusters)."""
+
+    #: decoding systems kept per cluster code (one per set of coded messages in hand)
+    cache_size: ClassVar[int] = 4096
 
     def __init__(
         self, design: str, size: int, r: int, order: int, orders: tuple[int, ...], seed: int
@@ -133,8 +136,9 @@ class _ClusterCode:
         #: index of the full cluster sum (hybrid) among the distinct coded messages, else -1
         self.full = len(self.supports) if design == "hybrid" else -1
         self._minimal: list[tuple[int, ...]] | None = None
-        self._cache: OrderedDict[tuple[int, ...], tuple[tuple[int, ...], np.ndarray, float]]
-        self._cache = OrderedDict()
+        self._cache: LRUCache[tuple[tuple[int, ...], np.ndarray, float]] = LRUCache(
+            self.cache_size
+        )
         self.rows = self._best_rows(seed)
 
     # -- structure --------------------------------------------------------------------------
@@ -266,11 +270,10 @@ class _ClusterCode:
         return sample
 
     # -- decoding ---------------------------------------------------------------------------
-    def solve(self, ids: tuple[int, ...], cache_size: int, tolerance: float) -> tuple:
+    def solve(self, ids: tuple[int, ...], tolerance: float) -> tuple:
         """``(ids used, a, condition)`` with ``a @ rows[ids used] = 1``, cached."""
         hit = self._cache.get(ids)
         if hit is not None:
-            self._cache.move_to_end(ids)
             return hit
         if self.full in ids:
             entry: tuple = ((self.full,), np.ones(1), 1.0)
@@ -286,10 +289,7 @@ class _ClusterCode:
                     needed=1,
                 )
             entry = (ids, solution, float(singular[0] / singular[self.rank - 1]))
-        self._cache[ids] = entry
-        if len(self._cache) > cache_size:
-            self._cache.popitem(last=False)
-        return entry
+        return self._cache.put(ids, entry)
 
     # -- patterns ---------------------------------------------------------------------------
     def minimal(self) -> list[tuple[int, ...]]:
@@ -461,7 +461,6 @@ class GCMMC(LinearCode):
     name = "gc-mmc"
     numerically_sound_up_to: ClassVar[int | None] = None
     #: coefficients cached per cluster responder set (shared by the identical clusters)
-    local_cache_size: ClassVar[int] = 4096
 
     def __init__(
         self,
@@ -753,9 +752,7 @@ class GCMMC(LinearCode):
         used: list[MessageKey] = []
         coefficients: list[np.ndarray] = []
         for group in groups:
-            ids, local_a, _ = self._local.solve(
-                tuple(sorted(group)), self.local_cache_size, self.residual_tol
-            )
+            ids, local_a, _ = self._local.solve(tuple(sorted(group)), self.residual_tol)
             used.extend(group[i] for i in ids)
             coefficients.append(local_a)
         return tuple(used), np.concatenate(coefficients)[None, :]
@@ -764,7 +761,7 @@ class GCMMC(LinearCode):
         """Worst condition number of the clusters' decoding systems (singular values of the
         received rows restricted to the code's subspace)."""
         return max(
-            self._local.solve(tuple(sorted(group)), self.local_cache_size, self.residual_tol)[2]
+            self._local.solve(tuple(sorted(group)), self.residual_tol)[2]
             for group in self._group(used)
         )
 

@@ -49,8 +49,8 @@ decoder, deterministic given its inputs, costs about ``2a + 3 + m`` passes over 
    member would leave ``D + 1`` clean points on the same polynomial, i.e. no error.
 4. The gradient is decoded linearly (cached coefficients) from ``S``. Set-aside responders
    whose projection misses ``S``'s least-squares polynomial by more than 30 noise levels (the
-   noise measured from ``S``'s own residual) are reported (``decode_with_report``,
-   ``last_adversaries``); the honest ones set aside with them are not.
+   noise measured from ``S``'s own residual) are reported (``decode_result(...).adversaries``);
+   the honest ones set aside with them are not.
 
 Guarantees. With ``M >= D + 1 + 2a`` responders (``is_decodable``: ``n - s`` for the default
 ``m``) of which at most ``a`` are corrupted, ``decode`` is exact and names exactly the
@@ -102,13 +102,14 @@ Shapes: ``partials`` ``(load(w), l)``; a message ``(ceil(l / m),)``; ``decode`` 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from gradcode.codes.base import (
+    Capabilities,
+    DecodeResult,
     LinearCode,
     MessageKey,
     NotDecodableError,
@@ -119,6 +120,7 @@ from gradcode.codes.base import (
     require,
     split_chunks,
 )
+from gradcode.lru import LRUCache
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 _EPS = float(np.finfo(np.float64).eps)
@@ -440,6 +442,7 @@ class HeterogeneousCode(UniversalPolynomialCode):
     """
 
     name = "heterogeneous"
+    capabilities: ClassVar[Capabilities] = Capabilities(corrects_adversaries=True)
     numerically_sound_up_to: ClassVar[int | None] = 31
     #: relative size below which a syndrome or a residual counts as round-off (see docstring)
     detection_tol: ClassVar[float] = 1e-12
@@ -473,9 +476,7 @@ class HeterogeneousCode(UniversalPolynomialCode):
         self._m_given = m is not None
         self._set_up(*exact_points(self.n, self.m))
         self._threshold = self.degree + 1 + 2 * self.a
-        self._parity: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        #: responders the last ``decode`` found corrupted (always empty when ``a = 0``)
-        self.last_adversaries: tuple[MessageKey, ...] = ()
+        self._parity: LRUCache[np.ndarray] = LRUCache(self._parity_cache_size)
 
     # -- description ------------------------------------------------------------------------
     @classmethod
@@ -555,14 +556,10 @@ class HeterogeneousCode(UniversalPolynomialCode):
             raise self._too_few(keys)
         return barycentric_matrix(self._alpha[list(keys)], self._beta)
 
-    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
-        gradient, _ = self.decode_with_report(messages, length)
-        return gradient
-
-    def decode_with_report(
+    def decode_result(
         self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> tuple[np.ndarray, tuple[MessageKey, ...]]:
-        """``(gradient (length,), corrupted keys)``; the keys are also in ``last_adversaries``.
+    ) -> DecodeResult:
+        """The gradient ``(length,)``; ``adversaries``: the responders found corrupted.
 
         Raises ``NotDecodableError`` with fewer than ``D + 1 + 2a`` responders or when more
         corruption is detected than the responders can correct.
@@ -570,34 +567,26 @@ class HeterogeneousCode(UniversalPolynomialCode):
         keys = tuple(sorted(self._known(messages), key=repr))
         if len(keys) < self._threshold:
             raise self._too_few(keys)
-        self.last_adversaries = ()
         if self.a == 0:
-            return super().decode(messages, length), ()
+            return super().decode_result(messages, length)
         width = self.message_length(length)
         vectors = message_vectors(self.name, messages, keys, width)
         clean, bad = self._correct(keys, vectors)
         used, coefficients, condition = self._coefficients(clean)
-        self._last_condition = condition
         index = {key: row for row, key in enumerate(keys)}
         chosen = [vectors[index[key]] for key in used]
         out = np.empty((self.m, width))
         for chunk in range(self.m):
             linear_combination(out[chunk], coefficients[chunk], chosen)
-        self.last_adversaries = bad
-        return out.reshape(-1)[:length], bad
+        return DecodeResult(out.reshape(-1)[:length], used, condition, adversaries=bad)
 
     def _parity_checks(self, keys: tuple[MessageKey, ...]) -> np.ndarray:
         """Orthonormal rows ``(M - D - 1, M)`` orthogonal to degree-``D`` polynomials."""
-        hit = self._parity.get(keys)
-        if hit is None:
+        def checks() -> np.ndarray:
             nodes = self._alpha[list(keys)]
-            hit = _complement(np.polynomial.chebyshev.chebvander(nodes, self.degree)).T
-            self._parity[keys] = hit
-            if len(self._parity) > self._parity_cache_size:
-                self._parity.popitem(last=False)
-        else:
-            self._parity.move_to_end(keys)
-        return hit
+            return _complement(np.polynomial.chebyshev.chebvander(nodes, self.degree)).T
+
+        return self._parity.get_or_compute(keys, checks)
 
     def _correct(
         self, keys: tuple[MessageKey, ...], vectors: list[np.ndarray]

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from gradcode.codes.base import GradientCode, NotDecodableError, check_int, order_statistic, require
+from gradcode.codes.base import (
+    DecodeResult,
+    GradientCode,
+    NotDecodableError,
+    check_int,
+    order_statistic,
+    require,
+)
 
 
 class IgnoreStragglers(GradientCode):
@@ -49,13 +56,14 @@ class IgnoreStragglers(GradientCode):
     def is_decodable(self, keys: Iterable[int]) -> bool:
         return len(set(keys)) >= self.n - self.s
 
-    def decode(self, messages: Mapping[int, np.ndarray], length: int) -> np.ndarray:
+    def decode_result(self, messages: Mapping[int, np.ndarray], length: int) -> DecodeResult:
         if len(messages) < self.n - self.s:
             raise NotDecodableError(
                 f"{self.name} waits for n - s = {self.n - self.s} workers; got {len(messages)}",
                 needed=self.n - self.s - len(messages),
             )
-        total = np.sum([messages[key] for key in sorted(messages)], axis=0)
+        used = tuple(sorted(messages))
+        total = np.sum([messages[key] for key in used], axis=0)
         if self.rescale:
             total *= self.n / len(messages)
-        return total[:length]
+        return DecodeResult(total[:length], used)

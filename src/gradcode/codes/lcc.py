@@ -49,7 +49,6 @@ contiguous runs at the ends of the Chebyshev grid are its tightest clusters.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -57,6 +56,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import (
+    Capabilities,
+    DecodeResult,
     GradientCode,
     MessageKey,
     NotDecodableError,
@@ -65,6 +66,7 @@ from gradcode.codes.base import (
     order_statistic,
     require,
 )
+from gradcode.lru import LRUCache
 
 POINTS = ("chebyshev", "equispaced")
 
@@ -116,6 +118,8 @@ class LagrangeCode(GradientCode):
     """
 
     name = "lcc"
+    #: workers hold coded data; exact for the linear-regression gradient only
+    capabilities: ClassVar[Capabilities] = Capabilities(codes_data=("linear",))
     numerically_sound_up_to: ClassVar[int | None] = 19
     cache_size: ClassVar[int] = 4096
     #: messages each worker sends per iteration
@@ -142,8 +146,7 @@ class LagrangeCode(GradientCode):
         self.alphas, self.betas = _points(points, self.n, self.k)
         #: ``E[p, i] = l_p(alpha_i)``: worker ``i``'s coded data is ``sum_p E[p, i] X_p``
         self._encoding = lagrange_basis(self.betas, self.alphas)  # (k, n)
-        self._cache: OrderedDict[tuple[int, ...], tuple[np.ndarray, float]] = OrderedDict()
-        self._last_condition = float("nan")
+        self._cache: LRUCache[tuple[np.ndarray, float]] = LRUCache(self.cache_size)
 
     @classmethod
     def parameter_grid(cls, max_n: int) -> Iterator[dict[str, Any]]:
@@ -250,7 +253,6 @@ class LagrangeCode(GradientCode):
     def _coefficients(self, used: tuple[int, ...]) -> tuple[np.ndarray, float]:
         hit = self._cache.get(used)
         if hit is not None:
-            self._cache.move_to_end(used)
             return hit
         missing = self.recovery_threshold - len(used)
         if missing > 0:
@@ -268,23 +270,19 @@ class LagrangeCode(GradientCode):
             target = np.polynomial.chebyshev.chebvander(self.betas, self.recovery_threshold - 1)
             weights = np.linalg.lstsq(basis.T, target.sum(axis=0), rcond=None)[0]
         entry = (weights, float(np.linalg.cond(basis)))
-        self._cache[used] = entry
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return entry
+        return self._cache.put(used, entry)
 
-    def decode(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> np.ndarray:
+    def decode_result(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> DecodeResult:
+        """The gradient; the condition number is that of the responders'
+        Chebyshev-Vandermonde matrix."""
         used = self._responders(messages)
         weights, condition = self._coefficients(used)
-        self._last_condition = condition
         stacked = np.empty((len(used), length))
         for row, worker in enumerate(used):
             stacked[row] = messages[worker]
-        return weights @ stacked
-
-    def last_condition_number(self) -> float:
-        """Condition number of the responders' Chebyshev-Vandermonde matrix (last decode)."""
-        return self._last_condition
+        return DecodeResult(weights @ stacked, used, condition)
 
     # -- verification hooks -----------------------------------------------------------------
     def random_instance(
@@ -296,14 +294,16 @@ class LagrangeCode(GradientCode):
         theta = rng.standard_normal(length)
         return LinearRegressionInstance(X, y, theta), partial_gradients(X, y, theta)
 
-    def run_pattern(self, instance: Any, pattern: Pattern, rng: np.random.Generator) -> np.ndarray:
+    def run_pattern(
+        self, instance: Any, pattern: Pattern, rng: np.random.Generator
+    ) -> DecodeResult:
         """Code the data, let every responder compute its message, decode."""
         coded = self.encode_data(instance.X, instance.y)
         messages = {
             worker: self.worker_gradient(coded[worker], instance.theta)
             for worker in pattern.responders
         }
-        return self.decode(messages, len(instance.theta))
+        return self.decode_result(messages, len(instance.theta))
 
 
 def _points(kind: str, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ SCHEMES: dict[str, str] = {
     "gc-mmc": "gc_mmc:GCMMC",
     "coded-reduce": "coded_reduce:CodedReduce",
     "lcc": "lcc:LagrangeCode",
+    "ring-allreduce": "ring_allreduce:RingAllReduce",
 }
 
 

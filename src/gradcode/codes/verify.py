@@ -93,13 +93,13 @@ def verify(
     for pattern in code.patterns(exhaustive=exhaustive, rng=rng, limit=limit):
         checked += 1
         try:
-            decoded = code.run_pattern(instance, pattern, rng)
+            result = code.run_pattern(instance, pattern, rng)
         except NotDecodableError as error:
             failures.append(f"responders {sorted(pattern.responders, key=repr)}: {error}")
             continue
-        error = float(np.linalg.norm(decoded - reference)) / scale
+        error = float(np.linalg.norm(result.gradient - reference)) / scale
         worst_error = max(worst_error, error)
-        condition = code.last_condition_number()
+        condition = result.condition
         if not math.isnan(condition):
             worst_condition = max(worst_condition, condition)
         if code.exact and not error <= tolerance and len(failures) < 20:

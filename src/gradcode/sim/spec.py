@@ -10,7 +10,7 @@ A spec is a mapping (a YAML file, or a preset's dict of the same shape)::
     length: 343474                 # optional gradient length: adds the floats column
     confidence: 0.95               # optional level of the confidence intervals
     schemes:
-      - scheme: ye-abbe            # a registry name, or ring-allreduce
+      - scheme: ye-abbe            # a registry name (gradcode codes list)
         params: {n: 8, d: 4, s: 1, m: 3}
         label: GC m=3              # optional (default: the scheme name)
         reference: 21.3697         # optional published value (reference_time column)
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.codes import build
-from gradcode.timing import MODELS, RingAllReduce, TimingModel, model_from_spec
+from gradcode.codes import GradientCode, build
+from gradcode.timing import MODELS, TimingModel, model_from_spec
 from gradcode.yamlfile import read_yaml
 
 TOP_KEYS = ("name", "description", "source", "model", "parameters", "length", "confidence")
@@ -52,7 +52,7 @@ class SchemeConfig:
 
     label: str
     name: str
-    scheme: Any  # GradientCode or RingAllReduce
+    scheme: GradientCode
     reference: float | None
 
 
@@ -71,13 +71,8 @@ class Spec:
     raw: dict[str, Any]
 
 
-def build_scheme(name: str, params: Mapping[str, Any]) -> Any:
-    """A registry code, or ``RingAllReduce``; ``ValueError`` on bad parameters."""
-    if name == RingAllReduce.name:
-        try:
-            return RingAllReduce(**params)
-        except TypeError as error:
-            raise ValueError(f"{name}: {error}") from None
+def build_scheme(name: str, params: Mapping[str, Any]) -> GradientCode:
+    """The registry code ``name`` (Ring-AllReduce included); ``ValueError`` on bad parameters."""
     return build(name, **params)
 
 

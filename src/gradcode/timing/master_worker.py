@@ -72,7 +72,8 @@ class MasterWorkerModel(TimingModel):
         return params
 
     def check(self, scheme: Any) -> None:
-        if not isinstance(scheme, GradientCode):
+        if not isinstance(scheme, GradientCode) or scheme.capabilities.topology == "ring":
+            # a ring has no master to wait for; its schedule is in the single-port model
             raise ValueError(f"model {self.name} simulates gradient codes, not {scheme.name}")
         self.compute.check(scheme.n, scheme.name)
         if self.comm is not None:

@@ -1,6 +1,6 @@
 """The interface of a timing model, and what every model returns.
 
-A model turns a scheme (a ``GradientCode`` or a ``RingAllReduce``) and random draws into, per
+A model turns a scheme (a ``GradientCode``, Ring-AllReduce included) and random draws into, per
 Monte Carlo trial, the time at which the gradient is available and the number of messages the
 receiving nodes took in by then. It works in three steps, so that a simulator can reuse the
 same draws for many schemes (common random numbers) and prepare each scheme once:
@@ -112,11 +112,7 @@ def work_fractions(code: Any) -> np.ndarray:
     code that codes the *data* instead (LCC: every worker computes on one coded part of size
     ``1 / k`` that mixes all ``k`` parts) declares its work with ``data_fraction(key)``.
     """
-    keys = code.all_message_keys()
-    declared = getattr(code, "data_fraction", None)
-    if declared is not None:
-        return np.array([float(declared(key)) for key in keys])
-    return np.array([code.message_prefix(key) / code.k for key in keys], dtype=np.float64)
+    return np.array([code.data_fraction(key) for key in code.all_message_keys()], dtype=np.float64)
 
 
 def received_by(arrivals: np.ndarray, times: np.ndarray) -> np.ndarray:

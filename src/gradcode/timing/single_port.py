@@ -15,11 +15,13 @@ Communication: a node receives from one other node at a time and a full-length v
 - master-worker codes (UMW = ``uncoded``, GC = ``crc``/``frc``/..., SGD = ``ignore-stragglers``
   waiting for ``N - S``): the master takes messages first ready first served
   (``queue.fifo_departures``) and ``code.completion_times`` on the reception times decides;
-- ``coded-reduce``: the same at every parent of the tree (``tree.tree_outcome``);
-- ``ring-allreduce``: ``2 (N - 1)`` segment transfers of ``tc / N`` after the slowest worker
-  (``ring.RingAllReduce``).
+- tree codes (``topology="tree"``, CodedReduce): the same at every parent of the tree
+  (``tree.tree_outcome``);
+- ring codes (``topology="ring"``, Ring-AllReduce): ``2 (N - 1)`` segment transfers of
+  ``tc / N`` after the slowest worker (the code's ``completion``).
 
-``extras`` adds Theorem 2's bounds for CodedReduce (homogeneous ``a`` and ``mu``, ``s >= 1``).
+``extras`` adds the code's own predictions under this model (``predicted_times``: Theorem 2's
+bounds for CodedReduce), where ``a`` and ``mu`` are the same for every worker.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.coded_reduce import CodedReduce, theorem2_bounds
+from gradcode.codes.tree import TreeCode
 from gradcode.timing.distributions import PerWorker, ShiftedExponential
 from gradcode.timing.model import (
     Draws,
@@ -41,7 +43,6 @@ from gradcode.timing.model import (
     work_fractions,
 )
 from gradcode.timing.queue import fifo_departures
-from gradcode.timing.ring import RingAllReduce
 from gradcode.timing.tree import tree_outcome
 
 
@@ -70,7 +71,7 @@ class SinglePortModel(TimingModel):
         }
 
     def check(self, scheme: Any) -> None:
-        if not isinstance(scheme, GradientCode | RingAllReduce):
+        if not isinstance(scheme, GradientCode):
             raise ValueError(f"model {self.name} cannot simulate {type(scheme).__name__}")
         self.unit.check(scheme.n, scheme.name)
 
@@ -80,32 +81,25 @@ class SinglePortModel(TimingModel):
 
     def prepare(self, scheme: Any) -> _RingRun | _TreeRun | _FlatRun:
         self.check(scheme)
-        if isinstance(scheme, RingAllReduce):
+        topology = scheme.capabilities.topology
+        if topology == "ring":
             return _RingRun(scheme, self.data / scheme.k, self.tc)
-        if isinstance(scheme, CodedReduce):
-            return _TreeRun(scheme, self.data * scheme.load(0) / scheme.k, self.tc)
+        if topology == "tree":
+            return _TreeRun(scheme, self.data * scheme.loads() / scheme.k, self.tc)
         return _FlatRun(scheme, self.data, self.tc)
 
     def extras(self, scheme: Any) -> dict[str, float]:
-        """Theorem 2's bounds (``o``-terms dropped) for CodedReduce with ``s >= 1``."""
-        if not isinstance(scheme, CodedReduce) or scheme.s < 1:
-            return {}
+        """The code's ``predicted_times`` under this model (CodedReduce: Theorem 2's bounds,
+        ``o``-terms dropped, ``s >= 1``), where every worker has the same ``a`` and ``mu``."""
         if not (self.unit.shift.uniform and self.unit.rate.uniform):
             return {}
-        bounds = theorem2_bounds(
-            scheme.branching,
-            scheme.L,
-            scheme.s,
-            d=self.data,
-            mu=self.unit.rate.scalar,
-            a=self.unit.shift.scalar,
-            tc=self.tc,
-        )
-        return {
-            "theorem2_lower": bounds.lower,
-            "theorem2_upper": bounds.upper,
-            "theorem2_computation": bounds.computation,
+        params = {
+            "a": self.unit.shift.scalar,
+            "mu": self.unit.rate.scalar,
+            "tc": self.tc,
+            "data": self.data,
         }
+        return scheme.predicted_times(self.name, params)
 
 
 def _scalar(name: str, value: Any, *, positive: bool) -> float:
@@ -117,7 +111,7 @@ def _scalar(name: str, value: Any, *, positive: bool) -> float:
 
 @dataclass
 class _RingRun:
-    ring: RingAllReduce
+    ring: Any  # a code with topology "ring": its ``completion`` and ``messages``
     points: float  # data points per worker
     tc: float
 
@@ -128,8 +122,8 @@ class _RingRun:
 
 @dataclass
 class _TreeRun:
-    code: CodedReduce
-    points: float  # data points per node (every node has the same load r_CR d)
+    code: TreeCode
+    points: np.ndarray  # data points per node, (N,)
     tc: float
 
     def run(self, draws: Draws) -> Outcome:

@@ -1,50 +1,51 @@
-"""CodedReduce over its tree under paper 001's communication model (Section III-C).
+"""A tree code (``topology="tree"``, e.g. CodedReduce) under paper 001's communication model
+(Section III-C).
 
 Every node ``v`` computes its own coded partial in ``T_v``. A parent receives its children's
 messages through a single port, one at a time, first ready first served, ``tc`` each
-(``queue.fifo_departures``); it can decode its children as soon as the received ones satisfy
-the per-parent code (``code.inner_code.completion_times`` on the reception times, i.e. the
-code's own decodability rule), and its message is ready when it has both decoded and computed:
-``U_v = max(T_v, decoded_v)``. Leaves are ready at ``T_v``. The master decodes the same way
-from layer 1; that is the completion time. Layers are handled bottom up, every parent of a
-layer at once, so the cost is a few numpy passes per layer.
+(``queue.fifo_departures``); it can reduce its children as soon as the received ones satisfy
+its rule (``code.children_completion_times`` on the reception times, i.e. the code's own
+per-parent decodability rule), and its message is ready when it has both reduced and computed:
+``U_v = max(T_v, reduced_v)``. Leaves are ready at ``T_v``. The master reduces the same way
+from its children; that is the completion time. Parents are handled bottom up, each
+vectorised over the trials.
 
-With ``tc = 0`` this is exactly ``CodedReduce.completion_times`` (the tree's decodability rule
-over time), which the tests check; Theorem 2 of the paper bounds its mean for large ``n``.
+With ``tc = 0`` this is exactly the code's ``completion_times`` (the tree's decodability rule
+over time), which the tests check for CodedReduce; Theorem 2 of paper 001 bounds its mean for
+large ``n``.
 
 Communication load: every parent (the master included) counts the messages it received before
-it decoded, and before the master finished (later transfers would be cancelled).
+it reduced, and before the master finished (later transfers would be cancelled).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from gradcode.codes.coded_reduce import CodedReduce
+from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.timing.model import Outcome
 from gradcode.timing.queue import fifo_departures
 
 
-def tree_outcome(code: CodedReduce, compute: np.ndarray, tc: float) -> Outcome:
+def tree_outcome(code: TreeCode, compute: np.ndarray, tc: float) -> Outcome:
     """Completion time and parent receptions; ``compute`` is ``(trials, N)``, node order."""
-    trials, n = compute.shape[0], code.branching
-    inner = code.inner_code
-
-    def layer(depth: int) -> np.ndarray:
-        nodes = code.nodes_at_depth(depth)
-        return compute[:, nodes.start : nodes.stop]
-
-    usable = layer(code.L)
+    ready = np.array(compute, dtype=np.float64)  # when each node's message can leave
     received: list[tuple[np.ndarray, np.ndarray]] = []
-    for depth in range(code.L - 1, -1, -1):
-        departures = fifo_departures(usable.reshape(-1, n), tc)
-        decoded = inner.completion_times(departures)
-        received.append((departures.reshape(trials, -1, n), decoded.reshape(trials, -1)))
-        if depth:
-            usable = np.maximum(layer(depth), decoded.reshape(trials, -1))
-    times = received[-1][1][:, 0]
-    messages = np.zeros(trials, dtype=np.int64)
-    for departures, decoded in received:
-        cutoff = np.minimum(decoded, times[:, None])[:, :, None]
-        messages += np.count_nonzero(departures <= cutoff, axis=(1, 2))
+    times = np.full(ready.shape[0], np.inf)
+    for depth in range(code.height - 1, -1, -1):
+        for parent in code.nodes_at_depth(depth):
+            kids = list(code.children(parent))
+            if not kids:
+                continue
+            departures = fifo_departures(ready[:, kids], tc)
+            reduced = code.children_completion_times(parent, departures)
+            received.append((departures, reduced))
+            if parent == MASTER:
+                times = reduced
+            else:
+                ready[:, parent] = np.maximum(ready[:, parent], reduced)
+    messages = np.zeros(ready.shape[0], dtype=np.int64)
+    for departures, reduced in received:
+        cutoff = np.minimum(reduced, times)[:, None]
+        messages += np.count_nonzero(departures <= cutoff, axis=1)
     return Outcome(times, messages)

@@ -1,15 +1,16 @@
-"""The master (rank 0) of a master-worker scheme or of a CodedReduce tree.
+"""The master (rank 0) of a master-worker scheme or of a tree code (CodedReduce).
 
 Iteration ``t``: send ``[t, point]`` to every child (the workers; in a tree the layer-1 nodes,
 which forward it down), then take results as they arrive and decode *as soon as the results in
 hand are decodable*: after every new result the code's own rule is asked (``is_decodable``;
-a tree's root asks the per-parent code about its children), so FRC stops at one result per
+a tree's root asks ``children_decodable`` about its children), so FRC stops at one result per
 group, binary at the first complete class, GC-MMC at the first decodable set of partial
 messages, and threshold codes at ``n - s``. Results of other iterations are recognised by tag
 and header and discarded (``ResultPort``); every worker always has a receive posted.
 
-Decoding: ``decode`` (``decode_root`` for a tree); ``heterogeneous`` with ``a > 0`` decodes with
-``decode_with_report`` and logs the adversaries it caught; ``berrut`` logs its error estimate.
+Decoding: ``decode_result`` (``decode_root`` for a tree). A code whose capabilities say it
+corrects adversaries (with ``a > 0``) has the workers it caught logged; one that estimates its
+error has the estimate logged.
 
 Per-iteration record (``log.jsonl``; ``Session`` adds ``iteration``, ``time``, ``wall`` and
 the metrics):
@@ -28,12 +29,12 @@ the metrics):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from gradcode.codes import NotDecodableError
-from gradcode.codes.coded_reduce import CodedReduce
+from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train import protocol
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
@@ -52,15 +53,17 @@ class Master:
         code = ctx.plan.code
         assert code is not None and links.down_comm is not None
         self.code = code
-        self.tree = isinstance(code, CodedReduce)
-        width = ctx.features if self.tree else code.message_length(ctx.features)
+        capabilities = code.capabilities
+        # a tree's root reduces its children; the TreeCode interface says how
+        self.tree = cast(TreeCode, code) if capabilities.topology == "tree" else None
+        width = code.message_length(ctx.features)
         sources = list(range(1, len(links.children) + 1))
         self.port = ResultPort(links.down_comm, sources, width, ctx.port())
         self.sends = SendSet()
         self.keys = code.all_message_keys()
         self.delays = ctx.plan.delay_source()
-        self.reports = getattr(code, "a", 0) > 0 and hasattr(code, "decode_with_report")
-        self.estimates = hasattr(code, "decode_with_error")
+        self.reports = capabilities.corrects_adversaries and code.a > 0
+        self.estimates = capabilities.estimates_error
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -153,33 +156,29 @@ class Master:
         return decodable
 
     def _key(self, result: Result) -> Any:
-        if self.tree:
+        if self.tree is not None:
             return self.links.children[result.source - 1]
         return self.keys[result.key]
 
     def _decodable_now(self, held: dict[Any, Result]) -> bool:
         if not held:
             return False
-        if self.tree:
-            assert isinstance(self.code, CodedReduce)
-            first = self.links.children[0]
-            return self.code.inner_code.is_decodable([node - first for node in held])
+        if self.tree is not None:
+            return self.tree.children_decodable(MASTER, list(held))
         return self.code.is_decodable(list(held))
 
     def _decode(self, held: dict[Any, Result]) -> tuple[np.ndarray, dict[str, Any]]:
         messages = {key: result.data for key, result in held.items()}
         features = self.ctx.features
-        if self.tree:
-            assert isinstance(self.code, CodedReduce)
-            return self.code.decode_root(messages, features), {}
+        if self.tree is not None:
+            return self.tree.decode_root(messages, features).gradient, {}
+        result = self.code.decode_result(messages, features)
+        extras: dict[str, Any] = {}
         if self.reports:
-            gradient, bad = self.code.decode_with_report(messages, features)  # type: ignore[attr-defined]
-            caught = sorted({int(self.code.worker_of(key)) for key in bad})
-            return gradient, {"adversaries": caught}
+            extras["adversaries"] = sorted({int(self.code.worker_of(k)) for k in result.adversaries})
         if self.estimates:
-            gradient, estimate = self.code.decode_with_error(messages, features)  # type: ignore[attr-defined]
-            return gradient, {"error_estimate": estimate}
-        return self.code.decode(messages, features), {}
+            extras["error_estimate"] = result.error_estimate
+        return result.gradient, extras
 
     def _describe(self, result: Result, began: float) -> dict[str, Any]:
         return {

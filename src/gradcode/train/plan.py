@@ -6,13 +6,18 @@ do not fit its workers) and raises ``ConfigError`` naming the key; ``check_world
 the number of MPI ranks with ``n + 1``. Every rank rebuilds the same plan from the config
 (construction is deterministic), so only the config travels.
 
-Topologies:
+The topology and every scheme-dependent choice come from the code's declared
+``capabilities`` (``gradcode.codes.base.Capabilities``), never from its name:
 
-- ``flat``: one master (rank 0) and ``n`` workers (rank ``i + 1`` is worker ``i``), every
-  scheme of ``gradcode.codes`` except coded-reduce; LCC's workers hold coded data (rank 0
-  codes the ``k`` partitions with ``encode_data``), so it needs linear regression;
-- ``tree``: coded-reduce, rank ``v + 1`` is tree node ``v``, the master is the root;
-- ``ring``: ``ring-allreduce`` over ranks ``1..n``; rank 0 only logs and checkpoints.
+- ``flat``: one master (rank 0) and ``n`` workers (rank ``i + 1`` is worker ``i``); a code
+  whose ``capabilities.codes_data`` is non-empty (LCC) has workers that hold coded data (rank 0
+  codes the ``k`` partitions with ``encode_data``), which is exact only for the model kinds it
+  names;
+- ``tree``: a ``TreeCode`` (CodedReduce), rank ``v + 1`` is tree node ``v``, the master is the
+  root;
+- ``ring``: Ring-AllReduce over ranks ``1..n``; rank 0 only logs and checkpoints.
+
+Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``.
 """
 
 from __future__ import annotations
@@ -20,14 +25,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gradcode.codes import GradientCode, available, build
+from gradcode.codes import GradientCode, available, build, scheme_class
 from gradcode.optim import Constant, Inverse, Optimizer
 from gradcode.optim import build as build_optimizer
 from gradcode.train.config import BandwidthConfig, ConfigError, RunConfig
 from gradcode.train.stragglers import DelaySource, build_source
 
-RING = "ring-allreduce"
-RING_IMPLEMENTATIONS = ("explicit", "mpi")
+#: how an error message names a model kind (``gradcode.models``)
+MODEL_KINDS = {"linear": "linear regression", "logistic": "logistic regression"}
+
 #: the pseudo-partition under which a worker of a data-coding scheme (LCC) keeps its coded data
 CODED_DATA = -1
 
@@ -38,10 +44,9 @@ class Plan:
 
     config: RunConfig
     topology: str
-    code: GradientCode | None
+    code: GradientCode
     workers: int
     partitions: int
-    ring_implementation: str | None = None
 
     @property
     def world_size(self) -> int:
@@ -50,20 +55,26 @@ class Plan:
     @property
     def coded_data(self) -> bool:
         """Whether workers hold coded data (LCC) instead of partitions of the data set."""
-        return self.code is not None and hasattr(self.code, "encode_data")
+        return bool(self.code.capabilities.codes_data)
+
+    @property
+    def ring_implementation(self) -> str | None:
+        """``explicit`` or ``mpi`` for a ring, else ``None``."""
+        if self.topology != "ring":
+            return None
+        return str(self.config.scheme.params.get("implementation", "explicit"))
 
     def partitions_of(self, worker: int) -> tuple[int, ...]:
         """What ``worker`` computes on, in order: its partitions, or its coded data set."""
-        if self.code is None:
-            return (worker,)
         if self.coded_data:
             return (CODED_DATA,)
         return tuple(self.code.partitions(worker))
 
     def scheme_params(self) -> dict[str, Any]:
-        if self.code is None:
-            return {"n": self.workers, "implementation": self.ring_implementation}
-        return dict(self.code.params())
+        params = dict(self.code.params())
+        if self.ring_implementation is not None:
+            params["implementation"] = self.ring_implementation
+        return params
 
     @property
     def bandwidth(self) -> BandwidthConfig | None:
@@ -98,25 +109,23 @@ class Plan:
 def build_plan(config: RunConfig) -> Plan:
     """Build and cross-check the plan of ``config``; ``ConfigError`` naming the key."""
     scheme = config.scheme
-    if scheme.name == RING:
-        plan = _ring_plan(config)
-    else:
-        if scheme.name not in available():
-            names = ", ".join([*available(), RING])
-            raise ConfigError(f"scheme.name: unknown scheme {scheme.name!r} (available: {names})")
-        try:
-            code = build(scheme.name, **scheme.params)
-        except ValueError as error:
-            raise ConfigError(f"scheme.params: {error}") from None
-        except ImportError:
-            raise ConfigError(f"scheme.name: {scheme.name} is not available here") from None
-        if scheme.name == "lcc" and config.model.kind != "linear":
-            raise ConfigError(
-                "scheme.name: lcc codes the data and is exact for linear regression only "
-                f"(model.kind is {config.model.kind})"
-            )
-        topology = "tree" if scheme.name == "coded-reduce" else "flat"
-        plan = Plan(config, topology, code, code.n, code.k)
+    if scheme.name not in available():
+        names = ", ".join(available())
+        raise ConfigError(f"scheme.name: unknown scheme {scheme.name!r} (available: {names})")
+    try:
+        code = build(scheme.name, **scheme.params)
+    except ValueError as error:
+        raise ConfigError(f"scheme.params: {error}") from None
+    except ImportError:
+        raise ConfigError(f"scheme.name: {scheme.name} is not available here") from None
+    capabilities = code.capabilities
+    if capabilities.codes_data and config.model.kind not in capabilities.codes_data:
+        kinds = " and ".join(MODEL_KINDS.get(kind, kind) for kind in capabilities.codes_data)
+        raise ConfigError(
+            f"scheme.name: {code.name} codes the data and is exact for {kinds} only "
+            f"(model.kind is {config.model.kind})"
+        )
+    plan = Plan(config, capabilities.topology, code, code.n, code.k)
     _check_workers(plan)
     try:
         source = plan.delay_source()
@@ -127,24 +136,6 @@ def build_plan(config: RunConfig) -> Plan:
             "bandwidth: the single-port straggler model emulates its own tc; remove bandwidth"
         )
     return plan
-
-
-def _ring_plan(config: RunConfig) -> Plan:
-    params = dict(config.scheme.params)
-    unknown = sorted(set(params) - {"n", "implementation"})
-    if unknown:
-        raise ConfigError(
-            f"scheme.params.{unknown[0]}: unknown parameter of {RING} (allowed: n, implementation)"
-        )
-    n = params.get("n")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"scheme.params.n: {RING} needs an integer n >= 1 (got {n!r})")
-    implementation = params.get("implementation", "explicit")
-    if implementation not in RING_IMPLEMENTATIONS:
-        raise ConfigError(
-            f"scheme.params.implementation: must be explicit or mpi (got {implementation!r})"
-        )
-    return Plan(config, "ring", None, n, n, ring_implementation=implementation)
 
 
 def _check_workers(plan: Plan) -> None:
@@ -160,8 +151,10 @@ def _check_workers(plan: Plan) -> None:
             raise ConfigError(f"{key}: worker {outside[0]} does not exist (workers are 0..{n - 1})")
     code = plan.code
     if persistent:
-        if code is None:
-            raise ConfigError(f"stragglers.persistent: {RING} cannot finish without every worker")
+        if plan.topology == "ring":
+            raise ConfigError(
+                f"stragglers.persistent: {code.name} cannot finish without every worker"
+            )
         alive = [w for w in range(n) if w not in persistent]
         keys = [key for w in alive for key in code.message_keys(w)]
         if not code.is_decodable(keys):
@@ -170,8 +163,14 @@ def _check_workers(plan: Plan) -> None:
                 f"workers {list(persistent)}"
             )
     if adversaries:
-        if code is None or code.name != "heterogeneous":
-            raise ConfigError("adversaries.workers: only scheme heterogeneous corrects adversaries")
+        if not code.capabilities.corrects_adversaries:
+            correcting = [
+                name for name in available() if scheme_class(name).capabilities.corrects_adversaries
+            ]
+            raise ConfigError(
+                f"adversaries.workers: only scheme {', '.join(correcting)} corrects adversaries "
+                f"({code.name} does not)"
+            )
         if len(adversaries) > code.a:
             raise ConfigError(
                 f"adversaries.workers: {len(adversaries)} adversaries but the code corrects "

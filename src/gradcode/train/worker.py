@@ -1,6 +1,6 @@
 """A worker rank: receive models, compute partial gradients, send coded messages.
 
-The same loop runs every worker of a flat scheme and every node of a CodedReduce tree:
+The same loop runs every worker of a flat scheme and every node of a tree code (CodedReduce):
 
 - a model for iteration ``t`` arrives from the parent (the master, or the node's tree parent);
   a tree node forwards it to its children at once. A newer model makes the current work stale:
@@ -10,8 +10,9 @@ The same loop runs every worker of a flat scheme and every node of a CodedReduce
   stale work stops within one partition;
 - a flat worker sends every message key as soon as its prefix of partials is done (one message
   for single-message codes, several for GC-MMC); a tree node sends ``encode_node`` once its own
-  partials are done and the messages of its children in hand are decodable by the per-parent
-  code (``reduce_children``), i.e. it waits for ``n - s`` children (fewer when the code allows);
+  partials are done and the messages of its children in hand satisfy its rule
+  (``children_decodable``; CodedReduce: ``n - s`` children, fewer when its per-parent code
+  allows);
 - messages leave through an emulated link (``Outbox``), adversaries corrupt theirs, persistent
   stragglers never compute.
 
@@ -23,11 +24,12 @@ until ``FINISH``, so no sender anywhere is left blocked in rendezvous.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from mpi4py import MPI
 
-from gradcode.codes.coded_reduce import CodedReduce
+from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.runtime import Links, RankContext
@@ -72,17 +74,12 @@ class Worker:
         self.worker = ctx.worker
         self.parts = plan.partitions_of(self.worker)
         self.features = ctx.features
-        self.tree = isinstance(self.code, CodedReduce)
+        self.tree = self.code.capabilities.topology == "tree"
         self.coded = plan.coded_data  # LCC: the message is the gradient on the coded data
-        if self.tree:
-            self.keys: tuple = (self.worker,)
-            self.key_index = {self.worker: self.worker}
-            self.width = self.features
-        else:
-            self.keys = tuple(self.code.message_keys(self.worker))
-            every = self.code.all_message_keys()
-            self.key_index = {key: every.index(key) for key in self.keys}
-            self.width = self.code.message_length(self.features)
+        self.keys: tuple = tuple(self.code.message_keys(self.worker))
+        every = self.code.all_message_keys()
+        self.key_index = {key: every.index(key) for key in self.keys}
+        self.width = self.code.message_length(self.features)
         self.prefix = {key: self._prefix(key) for key in self.keys}
         self.partials = np.empty((len(self.parts), self.features))
         self.persistent = self.worker in plan.config.stragglers.persistent
@@ -252,13 +249,11 @@ class Worker:
 
     def _try_send_up(self, job: _Job, now: float) -> None:
         """Tree node: send once its own partial is done and its children are decodable."""
-        code = self.code
-        assert isinstance(code, CodedReduce)
+        code = cast(TreeCode, self.code)
         if now < job.own_ready:
             return
         kids = self.links.children
-        local = [source - 1 for source in job.children]
-        if kids and not code.inner_code.is_decodable(local):
+        if kids and not code.children_decodable(self.worker, [kids[s - 1] for s in job.children]):
             return
         began = clock()
         messages = {kids[source - 1]: r.data for source, r in job.children.items()}
