@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradcode.codes import GradientCode, build
-from gradcode.timing import MasterWorkerModel, RingAllReduce, model_from_spec
+from gradcode.timing import MasterWorkerModel, model_from_spec
 
 
 def test_flat_arrivals_are_load_times_t1_plus_t2_over_m():
@@ -108,7 +108,7 @@ def test_parameters_are_validated_with_the_key(params, message):
 
 def test_ring_allreduce_needs_the_single_port_model():
     with pytest.raises(ValueError, match="simulates gradient codes, not ring-allreduce"):
-        MasterWorkerModel(lambda1=1, t1=0).check(RingAllReduce(4))
+        MasterWorkerModel(lambda1=1, t1=0).check(build("ring-allreduce", n=4))
 
 
 class _CodedData(_Prefixes):

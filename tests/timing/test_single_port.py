@@ -5,7 +5,7 @@ import pytest
 
 from gradcode.codes import GradientCode, build, scheme_class
 from gradcode.codes.coded_reduce import MASTER, theorem2_bounds
-from gradcode.timing import RingAllReduce, SinglePortModel
+from gradcode.timing import SinglePortModel
 
 
 def _model(tc=0.05, data=1200, a=5e-5, mu=2e4):
@@ -123,11 +123,13 @@ def _ring_by_rounds(compute, tc):
 def test_ring_allreduce_closed_form_matches_its_rounds():
     rng = np.random.default_rng(7)
     for n in (2, 3, 5, 12):
-        ring = RingAllReduce(n)
+        ring = build("ring-allreduce", n=n)
         compute = rng.exponential(size=(50, n))
         np.testing.assert_allclose(ring.completion(compute, 0.7), _ring_by_rounds(compute, 0.7))
         assert ring.messages() == 2 * n * (n - 1)
-    outcome = _model(tc=1.0, data=80).prepare(RingAllReduce(4)).run({"unit": np.ones((1, 4))})
+    outcome = (
+        _model(tc=1.0, data=80).prepare(build("ring-allreduce", n=4)).run({"unit": np.ones((1, 4))})
+    )
     assert outcome.times == pytest.approx([20 + 6 / 4])
 
 

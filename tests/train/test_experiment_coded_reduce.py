@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from gradcode.codes.coded_reduce import tree_size
-from gradcode.timing import RingAllReduce, model_from_spec
+from gradcode.timing import model_from_spec
 from gradcode.train.experiment import Experiment, load_experiment
 from gradcode.train.plan import build_plan
 
@@ -198,7 +198,7 @@ def model_means(experiment: Experiment, members: dict[str, str], trials: int = 4
         config = experiment.config(run)
         plan = build_plan(config)
         model = model_from_spec(config.stragglers.model, config.stragglers.params)
-        scheme = plan.code if plan.code is not None else RingAllReduce(plan.workers)
+        scheme = plan.code
         draws = model.sample(rng, trials, plan.workers)
         means[label] = float(np.mean(model.prepare(scheme).run(draws).times))
     return means

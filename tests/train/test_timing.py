@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradcode.codes import build
-from gradcode.timing import RingAllReduce, model_from_spec
+from gradcode.timing import model_from_spec
 from gradcode.train.analysis import implied_iteration_time
 from gradcode.train.config import load_config
 from gradcode.train.plan import build_plan
@@ -132,7 +132,7 @@ def test_emulated_iterations_take_what_the_simulator_predicts_for_the_same_draws
     plan = build_plan(load_config(job.run_file))
     source = plan.delay_source()
     simulated = model_from_spec(model, MODEL_PARAMS[model])
-    prepared = simulated.prepare(plan.code if plan.code is not None else RingAllReduce(4))
+    prepared = simulated.prepare(plan.code)
     gaps = []
     for record in job.log():
         draws = simulated.sample(source.rng(record["iteration"]), 1, plan.workers)

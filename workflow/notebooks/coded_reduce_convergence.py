@@ -48,7 +48,7 @@ import numpy as np
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import read_runs
-from gradcode.timing import RingAllReduce, model_from_spec
+from gradcode.timing import model_from_spec
 from gradcode.train.experiment import load_experiment
 from gradcode.train.plan import build_plan
 
@@ -85,7 +85,7 @@ def model_clock(config, iterations: list[int]) -> np.ndarray:
     source = plan.delay_source()
     stragglers = config.stragglers
     model = model_from_spec(stragglers.model, stragglers.params)
-    scheme = plan.code if plan.code is not None else RingAllReduce(plan.workers)
+    scheme = plan.code
     prepared = model.prepare(scheme)
     last = max(iterations)
     per_iteration = np.array(

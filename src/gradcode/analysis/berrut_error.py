@@ -30,9 +30,9 @@ coordinate on 4001 Chebyshev-spaced points of ``[-1, 1]`` (a sampled sup can onl
 under-estimate, so the check is not made easier), stated relative to ``||g||`` (the per-
 coordinate bounds' 2-norm over coordinates and chunks bounds the error's 2-norm); the fraction
 of trials where every coordinate's error is within its bound; the code's own error estimate
-(``decode_result(...).error_estimate``): how often it is at least the error, and its median ratio; and for
-comparison the error of exact decoding (``heterogeneous`` code, same placement and ``m``)
-where it applies (``s1 <= r - m``), empty where it cannot decode.
+(``decode_result(...).error_estimate``): how often it is at least the error, and its median
+ratio; and for comparison the error of exact decoding (``heterogeneous`` code, same placement
+and ``m``) where it applies (``s1 <= r - m``), empty where it cannot decode.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ import numpy as np
 from numpy.polynomial import chebyshev as cheb
 
 from gradcode.analysis.base import Analysis, Progress
-from gradcode.codes import build
 from gradcode.codes.berrut import BerrutCode
 from gradcode.codes.heterogeneous import HeterogeneousCode, UniversalPolynomialCode
 
@@ -176,10 +175,8 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
         s = n // 10
         partials = logistic_partials(n, rng)
         for label, r, m in regimes(n):
-            code = build("berrut", n=n, r=r, s=s, m=m)
-            assert isinstance(code, BerrutCode)
-            exact = build("heterogeneous", placement=code.placement(), s=r - m, m=m)
-            assert isinstance(exact, HeterogeneousCode)
+            code = BerrutCode(n=n, r=r, s=s, m=m)
+            exact = HeterogeneousCode(placement=code.placement(), s=r - m, m=m)
             pools = (Pool(code, partials), Pool(exact, partials))
             progress(f"n = {n}, {label}: {trials} trials per straggler count")
             for stragglers in range(0, min(s + BEYOND, n - 4) + 1):

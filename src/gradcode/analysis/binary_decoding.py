@@ -193,7 +193,8 @@ def error_rows(
     patterns: int, seed: int, rng: np.random.Generator, progress: Progress
 ) -> Iterable[dict[str, Any]]:
     for family in error_families():
-        ns = [n for n in ERROR_N if family.scheme != "frc" or frc_stragglers(n) is not None]
+        # a family whose parameters do not exist at n (frc: no divisor) has no row there
+        ns = [n for n in ERROR_N if None not in family.params(n).values()]
         for row in stability_rows(ns, (family,), patterns=patterns, seed=seed):
             params = family.params(row["n"])
             yield {

@@ -24,9 +24,9 @@ attack on ``patterns`` random instances (Gaussian partial gradients, ``s`` rando
 
 Outcomes per row: fraction decoded exactly (relative error <= 1e-8 against an independent
 compensated sum of the partials), fraction where exactly the liars were named
-(``decode_result(...).adversaries``), fraction detected (``NotDecodableError``), fraction silently wrong,
-the largest relative error returned, and for ``converse`` the fraction where the returned
-gradient is the impostor ``g + delta`` and the framed honest workers were named.
+(``decode_result(...).adversaries``), fraction detected (``NotDecodableError``), fraction
+silently wrong, the largest relative error returned, and for ``converse`` the fraction where
+the returned gradient is the impostor ``g + delta`` and the framed honest workers were named.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from gradcode.analysis.heterogeneous_comm_cost import (
     relative_error,
     replication,
 )
-from gradcode.codes import NotDecodableError, build
+from gradcode.codes import NotDecodableError
 from gradcode.codes.heterogeneous import HeterogeneousCode, cyclic_placement, random_placement
 
 #: chunk width of the test gradients (length m * WIDTH: no padding, so delta is a gradient)
@@ -160,8 +160,7 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
         r = int(replication(placement).min())
         progress(f"{name}: {len(designs(r))} designs, {patterns} instances per attack")
         for s, a in designs(r):
-            code = build("heterogeneous", placement=placement, s=s, a=a)
-            assert isinstance(code, HeterogeneousCode)
+            code = HeterogeneousCode(placement=placement, s=s, a=a)
             base = {
                 "placement": name,
                 "n": code.n,

@@ -206,10 +206,9 @@ def row_for(
         "optimum_cost": optimum,
     }
     try:
-        code = build("heterogeneous", placement=placement, s=s, a=a)
+        code = HeterogeneousCode(placement=placement, s=s, a=a)
     except ValueError:
         return row | {"code_refuses": True}
-    assert isinstance(code, HeterogeneousCode)
     achieved = code.message_length(COST_LENGTH) / COST_LENGTH
     try:
         build("heterogeneous", placement=placement, s=s, a=a, m=code.m + 1)

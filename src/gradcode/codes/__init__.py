@@ -3,15 +3,28 @@
 See ``gradcode.codes.base`` for the interface and the shapes it uses.
 """
 
-from gradcode.codes.base import GradientCode, LinearCode, NotDecodableError, Pattern
-from gradcode.codes.registry import available, build, scheme_class
+from gradcode.codes.base import (
+    Capabilities,
+    DecodeResult,
+    GradientCode,
+    LinearCode,
+    NotDecodableError,
+    Pattern,
+)
+from gradcode.codes.registry import available, build, register, scheme_class
+from gradcode.codes.tree import MASTER, TreeCode
 
 __all__ = [
+    "MASTER",
+    "Capabilities",
+    "DecodeResult",
     "GradientCode",
     "LinearCode",
     "NotDecodableError",
     "Pattern",
+    "TreeCode",
     "available",
     "build",
+    "register",
     "scheme_class",
 ]

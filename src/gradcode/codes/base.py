@@ -259,9 +259,7 @@ class GradientCode(ABC):
         """Whether the messages ``keys`` determine the gradient (adversaries included)."""
 
     @abstractmethod
-    def decode_result(
-        self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> DecodeResult:
+    def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         """Decode ``messages``: the gradient ``(length,)`` and what the decoder learnt.
 
         Raises ``NotDecodableError`` when ``messages`` do not suffice.
@@ -602,9 +600,7 @@ class LinearCode(GradientCode):
         system = rows.transpose(0, 2, 1).reshape(len(used), self.m * self.k)
         return float(np.linalg.cond(system))
 
-    def decode_result(
-        self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> DecodeResult:
+    def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         used, coefficients, condition = self._coefficients(tuple(messages))
         return DecodeResult(self._combine(messages, used, coefficients, length), used, condition)
 

@@ -204,9 +204,7 @@ class BerrutCode(UniversalPolynomialCode):
             )
         return berrut_matrix(self._alpha[list(keys)], self._beta)
 
-    def decode_result(
-        self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> DecodeResult:
+    def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         """Berrut's approximation of the gradient from any non-empty set of messages, and the
         estimate of ``||approx - gradient||_2`` as ``error_estimate``.
 

@@ -247,9 +247,7 @@ class _SiblingRule:
         if hit is not None:
             return hit
         unit = np.eye(len(local))
-        result = self.inner.decode_result(
-            {j: unit[row] for row, j in enumerate(local)}, len(local)
-        )
+        result = self.inner.decode_result({j: unit[row] for row, j in enumerate(local)}, len(local))
         used = np.flatnonzero(result.gradient)
         entry = (np.asarray(local)[used], result.gradient[used], result.condition)
         return self._cache.put(local, entry)
@@ -308,9 +306,7 @@ class CodedReduce(TreeCode):
         self._parts: list[tuple[int, ...]] = [()] * self.n
         self._coefficients: list[np.ndarray] = [np.empty(0)] * self.n
         self._allocate()
-        self._cache: LRUCache[tuple[tuple[int, ...], np.ndarray, float]] = LRUCache(
-            self.cache_size
-        )
+        self._cache: LRUCache[tuple[tuple[int, ...], np.ndarray, float]] = LRUCache(self.cache_size)
 
     # -- construction -----------------------------------------------------------------------
     def _sizes(self) -> tuple[int, list[Fraction]]:

@@ -136,9 +136,7 @@ class _ClusterCode:
         #: index of the full cluster sum (hybrid) among the distinct coded messages, else -1
         self.full = len(self.supports) if design == "hybrid" else -1
         self._minimal: list[tuple[int, ...]] | None = None
-        self._cache: LRUCache[tuple[tuple[int, ...], np.ndarray, float]] = LRUCache(
-            self.cache_size
-        )
+        self._cache: LRUCache[tuple[tuple[int, ...], np.ndarray, float]] = LRUCache(self.cache_size)
         self.rows = self._best_rows(seed)
 
     # -- structure --------------------------------------------------------------------------

@@ -556,9 +556,7 @@ class HeterogeneousCode(UniversalPolynomialCode):
             raise self._too_few(keys)
         return barycentric_matrix(self._alpha[list(keys)], self._beta)
 
-    def decode_result(
-        self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> DecodeResult:
+    def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         """The gradient ``(length,)``; ``adversaries``: the responders found corrupted.
 
         Raises ``NotDecodableError`` with fewer than ``D + 1 + 2a`` responders or when more
@@ -582,6 +580,7 @@ class HeterogeneousCode(UniversalPolynomialCode):
 
     def _parity_checks(self, keys: tuple[MessageKey, ...]) -> np.ndarray:
         """Orthonormal rows ``(M - D - 1, M)`` orthogonal to degree-``D`` polynomials."""
+
         def checks() -> np.ndarray:
             nodes = self._alpha[list(keys)]
             return _complement(np.polynomial.chebyshev.chebvander(nodes, self.degree)).T

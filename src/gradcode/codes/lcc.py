@@ -272,9 +272,7 @@ class LagrangeCode(GradientCode):
         entry = (weights, float(np.linalg.cond(basis)))
         return self._cache.put(used, entry)
 
-    def decode_result(
-        self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> DecodeResult:
+    def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         """The gradient; the condition number is that of the responders'
         Chebyshev-Vandermonde matrix."""
         used = self._responders(messages)

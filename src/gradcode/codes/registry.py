@@ -24,13 +24,34 @@ SCHEMES: dict[str, str] = {
 }
 
 
+#: codes registered at run time (``register``), name -> class
+_REGISTERED: dict[str, type[GradientCode]] = {}
+
+
+def register(name: str, cls: type[GradientCode]) -> None:
+    """Make ``cls`` available as scheme ``name`` everywhere a built-in is (this process only).
+
+    ``cls`` must be a ``GradientCode`` subclass whose ``name`` is ``name``; a built-in name, or
+    a name registered to another class, is refused (``ValueError``).
+    """
+    if not (isinstance(cls, type) and issubclass(cls, GradientCode)):
+        raise ValueError(f"cannot register {name!r}: {cls!r} is not a GradientCode subclass")
+    if getattr(cls, "name", None) != name:
+        raise ValueError(f"cannot register {name!r}: the class is named {cls.name!r}")
+    if name in SCHEMES or _REGISTERED.get(name, cls) is not cls:
+        raise ValueError(f"cannot register {name!r}: a scheme of that name exists")
+    _REGISTERED[name] = cls
+
+
 def available() -> list[str]:
     """Names accepted by ``build``, sorted."""
-    return sorted(SCHEMES)
+    return sorted([*SCHEMES, *_REGISTERED])
 
 
 def scheme_class(name: str) -> type[GradientCode]:
     """The class implementing scheme ``name``."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
     if name not in SCHEMES:
         raise ValueError(f"unknown scheme {name!r} (available: {', '.join(available())})")
     module_name, class_name = SCHEMES[name].split(":")

@@ -108,9 +108,7 @@ class RingAllReduce(GradientCode):
         """Every segment of every worker: the last arrival."""
         return self._arrivals(arrivals).max(axis=1)
 
-    def decode_result(
-        self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> DecodeResult:
+    def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         missing = [key for key in self.all_message_keys() if key not in messages]
         if missing:
             raise NotDecodableError(

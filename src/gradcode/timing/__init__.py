@@ -4,7 +4,7 @@
   Section IV, with per-worker or per-type heterogeneity (papers 003 and 004);
 - ``single_port.SinglePortModel`` (``"single-port"``): paper 001 (Lee et al.'s computation model,
   single-port transfers of ``tc``), for master-worker codes, CodedReduce trees and
-  Ring-AllReduce (``gradcode.codes.ring_allreduce.RingAllReduce``);
+  Ring-AllReduce (the ``ring-allreduce`` code);
 - ``exact``: closed-form expectations of order statistics, to test the Monte Carlo.
 
 ``MODELS`` maps the names used in simulation specs to the classes; ``model_from_spec`` builds
@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gradcode.codes.ring_allreduce import RingAllReduce
 from gradcode.timing.master_worker import MasterWorkerModel
 from gradcode.timing.model import Outcome, TimingModel
 from gradcode.timing.single_port import SinglePortModel
@@ -38,7 +37,6 @@ __all__ = [
     "MODELS",
     "MasterWorkerModel",
     "Outcome",
-    "RingAllReduce",
     "SinglePortModel",
     "TimingModel",
     "model_from_spec",

@@ -175,7 +175,9 @@ class Master:
         result = self.code.decode_result(messages, features)
         extras: dict[str, Any] = {}
         if self.reports:
-            extras["adversaries"] = sorted({int(self.code.worker_of(k)) for k in result.adversaries})
+            extras["adversaries"] = sorted(
+                {int(self.code.worker_of(k)) for k in result.adversaries}
+            )
         if self.estimates:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras

@@ -1,0 +1,127 @@
+"""No module outside ``gradcode.codes`` branches on which scheme a code is.
+
+The runtime, the simulator, the timing models, the CLI and the workflow learn what a code can
+do from its declared ``capabilities`` and the ``GradientCode``/``TreeCode`` interfaces. This test
+reads every module of the package (and the workflow's Python) and fails on:
+
+- a comparison (``==``, ``!=``, ``in``, ``not in``) with a scheme's name as a string literal;
+- ``isinstance``/``issubclass`` against a concrete scheme class;
+- ``hasattr``/``getattr`` probing for an attribute that only some schemes have;
+- importing a concrete scheme module in the floors that must serve any code (``train``,
+  ``sim``, ``timing``, ``cli``, ``data``, ``models``, ``optim``, ``figures``, ``pipeline``).
+
+Allowed: naming a scheme to *build* it (a preset's list of schemes to compare, an analysis of
+one paper's construction), which is data, not dispatch.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import gradcode
+from gradcode.codes import GradientCode, LinearCode, TreeCode, available, scheme_class
+
+PACKAGE = Path(gradcode.__file__).parent
+REPO = PACKAGE.parents[1]
+SCHEMES = set(available())
+SCHEME_CLASSES = {scheme_class(name).__name__ for name in SCHEMES}
+#: modules implementing schemes, as imported: gradcode.codes.<module>
+SCHEME_MODULES = {scheme_class(name).__module__ for name in SCHEMES}
+#: what every code has: probing for these is not probing for a scheme
+INTERFACE = set(dir(GradientCode)) | set(dir(LinearCode)) | set(dir(TreeCode))
+SCHEME_ONLY = {
+    attribute
+    for name in SCHEMES
+    for attribute, _ in inspect.getmembers(scheme_class(name))
+    if not attribute.startswith("_")
+} - INTERFACE
+GENERIC_FLOORS = ("train", "sim", "timing", "data", "models", "optim", "figures", "pipeline")
+
+
+def _sources() -> list[Path]:
+    files = [p for p in PACKAGE.rglob("*.py") if "codes" not in p.relative_to(PACKAGE).parts]
+    files += [*sorted((REPO / "workflow").rglob("*.smk")), REPO / "Snakefile"]
+    return files
+
+
+def _tree(path: Path) -> ast.AST | None:
+    try:
+        return ast.parse(path.read_text(), filename=str(path))
+    except SyntaxError:
+        return None  # Snakemake syntax: checked by the text rules below
+
+
+def _literal_names(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return {v for element in node.elts for v in _literal_names(element)}
+    return set()
+
+
+def _violations(path: Path) -> list[str]:
+    tree = _tree(path)
+    where = path.relative_to(REPO)
+    found: list[str] = []
+    if tree is None:
+        text = path.read_text()
+        for name in sorted(SCHEMES):
+            for quote in ('"', "'"):
+                if f"== {quote}{name}{quote}" in text or f"!= {quote}{name}{quote}" in text:
+                    found.append(f"{where}: compares with scheme name {name!r}")
+        return found
+    floor = path.relative_to(PACKAGE).parts[0] if path.is_relative_to(PACKAGE) else ""
+    generic = floor in GENERIC_FLOORS or floor == "cli.py" or floor.endswith("cli.py")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            names: set[str] = set()
+            for side in (node.left, *node.comparators):
+                names |= _literal_names(side)
+            if names & SCHEMES:
+                found.append(f"{where}:{node.lineno}: compares with {sorted(names & SCHEMES)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+                classes = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                classes |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+                if classes & SCHEME_CLASSES:
+                    found.append(f"{where}:{node.lineno}: isinstance of {classes & SCHEME_CLASSES}")
+            if node.func.id in ("hasattr", "getattr") and len(node.args) >= 2:
+                probed = _literal_names(node.args[1])
+                if probed & SCHEME_ONLY:
+                    found.append(f"{where}:{node.lineno}: probes for {sorted(probed)}")
+        elif isinstance(node, ast.ImportFrom) and generic and node.module:
+            modules = {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            if modules & SCHEME_MODULES:
+                found.append(f"{where}:{node.lineno}: imports {sorted(modules & SCHEME_MODULES)}")
+    return found
+
+
+def test_the_rules_see_what_they_look_for():
+    """The checker itself: each kind of branching on identity is caught."""
+    assert {"coded-reduce", "lcc", "heterogeneous", "ring-allreduce"} <= SCHEMES
+    assert {"CodedReduce", "LagrangeCode"} <= SCHEME_CLASSES
+    assert {"encode_data", "decode_with_report", "inner_code"} - {"encode_data"} <= (
+        SCHEME_ONLY | {"decode_with_report"}
+    )
+    assert "inner_code" in SCHEME_ONLY and "encoding_matrix" not in SCHEME_ONLY
+    sample = PACKAGE / "train" / "_probe_for_test.py"
+    sample.write_text(
+        "from gradcode.codes.coded_reduce import CodedReduce\n"
+        "def f(code):\n"
+        "    if code.name == 'lcc' or isinstance(code, CodedReduce):\n"
+        "        return hasattr(code, 'inner_code')\n"
+    )
+    try:
+        kinds = {line.split(": ", 1)[1].split()[0] for line in _violations(sample)}
+    finally:
+        sample.unlink()
+    assert kinds == {"compares", "isinstance", "probes", "imports"}
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_module_outside_codes_branches_on_a_scheme(path):
+    assert _violations(path) == []
