@@ -125,6 +125,8 @@ def cmd_codes_verify(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_codes_show(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.codes import LinearCode
+
     code = _build(args.scheme, parse_scheme_params(rest))
     print(repr(code))
     print(f"n={code.n} workers, k={code.k} partitions, s={code.s}, a={code.a}, m={code.m}")
@@ -135,9 +137,16 @@ def cmd_codes_show(args: argparse.Namespace, rest: list[str]) -> int:
         print(
             f"  W{worker:<3d} {cells}  load {int(row.sum())}  partitions {code.partitions(worker)}"
         )
-    encoding = getattr(code, "encoding_matrix", None)
-    if encoding is not None:
-        tensor = encoding()
+    caps = code.capabilities
+    print(
+        f"capabilities: topology {caps.topology}, messages {caps.message}"
+        + (f", codes the data (exact for {', '.join(caps.codes_data)})" if caps.codes_data else "")
+        + (", corrects adversaries" if caps.corrects_adversaries else "")
+        + (", estimates its error" if caps.estimates_error else "")
+        + ("" if code.exact else ", approximate")
+    )
+    if isinstance(code, LinearCode):
+        tensor = code.encoding_matrix()
         keys = code.all_message_keys()
         print("\nencoding (rows: messages; columns: partition[.chunk] coefficients)")
         with np.printoptions(precision=4, suppress=True, linewidth=160):

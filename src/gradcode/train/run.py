@@ -30,12 +30,14 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from mpi4py import MPI
+from scipy import sparse
 from threadpoolctl import threadpool_limits
 
+from gradcode.codes.tree import TreeCode
 from gradcode.models import build as build_model
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train.config import ConfigError, RunConfig, load_config
@@ -233,21 +235,21 @@ def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int
 
 
 def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
-    """LCC: every worker's coded data set from the ``k`` equal partitions (dense)."""
+    """A data-coding code (LCC): every worker's coded data set from the ``k`` partitions
+    (dense)."""
     parts = [data.part(p) for p in range(plan.partitions)]
-    X = [X_p.toarray() if hasattr(X_p, "toarray") else np.asarray(X_p) for X_p, _ in parts]
-    return plan.code.encode_data(X, [y_p for _, y_p in parts])  # type: ignore[union-attr]
+    X = [X_p.toarray() if sparse.issparse(X_p) else np.asarray(X_p) for X_p, _ in parts]
+    return plan.code.encode_data(X, [y_p for _, y_p in parts])
 
 
 def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> None:
-    from gradcode.codes.coded_reduce import CodedReduce
     from gradcode.train.master import Master
     from gradcode.train.tree import tree_links
     from gradcode.train.worker import Worker
 
     code = ctx.plan.code
-    if isinstance(code, CodedReduce):
-        links = tree_links(world, code)
+    if ctx.plan.topology == "tree":
+        links = tree_links(world, cast(TreeCode, code))
     else:
         links = flat_links(world, ctx.plan.workers)
     if session is not None:
