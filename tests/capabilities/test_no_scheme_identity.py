@@ -11,7 +11,8 @@ reads every module of the package (and the workflow's Python) and fails on:
   ``sim``, ``timing``, ``cli``, ``data``, ``models``, ``optim``, ``figures``, ``pipeline``).
 
 Allowed: naming a scheme to *build* it (a preset's list of schemes to compare, an analysis of
-one paper's construction), which is data, not dispatch.
+one paper's construction), which is data, not dispatch; and the figure notebooks, which select
+rows of result tables by their ``scheme`` column to draw one paper's figure.
 """
 
 from __future__ import annotations

@@ -112,7 +112,8 @@ class Capabilities:
         ``"flat"``: a master and ``n`` workers, worker ``i`` sends ``message_keys(i)`` to the
         master, which decodes. ``"tree"``: the code is a ``gradcode.codes.tree.TreeCode``;
         nodes reduce their children's messages on the way up. ``"ring"``: no master; the
-        workers all-reduce their partial gradients over a ring.
+        workers all-reduce their partial gradients over a ring, on the schedule the code's
+        ``rounds()``, ``completion(compute, tc)`` and ``messages()`` give (Ring-AllReduce).
     ``codes_data``
         Model kinds (``gradcode.models``) for which the code is exact when it codes the *data*
         rather than the gradients (LCC: ``("linear",)``). Empty for gradient codes. A code
