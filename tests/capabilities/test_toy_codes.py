@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,14 +24,16 @@ from gradcode.train.log import read_log
 from gradcode.train.plan import build_plan
 from gradcode.train.reference import serial_trajectory
 
-from .toy_codes import register_toy_codes
+from .toy_codes import register_toy_codes, unregister_toy_codes
 
 LAUNCHER = Path(__file__).with_name("toy_train.py")
 
 
 @pytest.fixture(autouse=True)
-def toys() -> None:
+def toys() -> Iterator[None]:
     register_toy_codes()
+    yield
+    unregister_toy_codes()
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ from gradcode.codes import (
     register,
 )
 from gradcode.codes.base import check_int, require
+from gradcode.codes.registry import unregister
 
 
 class ReplicaTree(TreeCode):
@@ -204,3 +205,8 @@ def register_toy_codes() -> None:
     """Register both toy codes in this process (idempotent)."""
     for name, cls in TOY_CODES.items():
         register(name, cls)
+
+
+def unregister_toy_codes() -> None:
+    for name in TOY_CODES:
+        unregister(name)

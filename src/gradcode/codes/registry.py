@@ -43,6 +43,11 @@ def register(name: str, cls: type[GradientCode]) -> None:
     _REGISTERED[name] = cls
 
 
+def unregister(name: str) -> None:
+    """Forget a code ``register`` added (built-ins stay); unknown names are ignored."""
+    _REGISTERED.pop(name, None)
+
+
 def available() -> list[str]:
     """Names accepted by ``build``, sorted."""
     return sorted([*SCHEMES, *_REGISTERED])
