@@ -9,6 +9,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from gradcode.blas import BLAS_VARIABLES
 from gradcode.codes import build
 from gradcode.data import DATASETS
 from gradcode.data.errors import DataError, OptionError
@@ -19,6 +20,9 @@ from gradcode.train.plan import build_plan
 from gradcode.yamlfile import read_yaml
 
 validate(config, schema="../schemas/config.schema.yaml")
+
+#: the environment prefix that gives every MPI rank one BLAS thread (gradcode.blas)
+BLAS_ONE_THREAD = " ".join(f"{variable}=1" for variable in BLAS_VARIABLES)
 
 CODES = {entry["id"]: entry for entry in config["codes"]["verify"]}
 

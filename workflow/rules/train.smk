@@ -36,9 +36,10 @@ rule train:
         mpi="mpiexec",
     params:
         out=lambda wildcards, output: str(Path(output.summary).parent),
-    # one BLAS thread per rank: the ranks already oversubscribe the cores
+        # one BLAS thread per rank: the ranks already oversubscribe the cores
+        blas=BLAS_ONE_THREAD,
     shell:
-        "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
+        "{params.blas}"
         " {resources.mpi} -n {resources.tasks} python -m gradcode.train {input} --out {params.out}"
         " > {log} 2>&1"
         " && python -m gradcode.train.world_size {output.summary} {resources.tasks} >> {log} 2>&1"

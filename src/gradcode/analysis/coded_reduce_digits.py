@@ -49,9 +49,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from gradcode.analysis.base import Analysis, Progress
+from gradcode.blas import single_threaded_blas
 from gradcode.sim import load_spec, preset
 from gradcode.sim.spec import Spec
 from gradcode.timing.queue import fifo_departures
@@ -264,7 +264,7 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
     iterations = iterations_for(trials)
     split_seed, init_seed, timing_seed, check_seed = np.random.SeedSequence(seed).spawn(4)
     paper, digits = specs(TRAIN_SIZE)
-    with threadpool_limits(limits=1):
+    with single_threaded_blas(openmp=True):
         data = load(np.random.default_rng(split_seed))
         start = initial_params(np.random.default_rng(init_seed))
         small, large, responders = iteration_times(

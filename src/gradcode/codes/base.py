@@ -48,8 +48,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg.blas import daxpy as _daxpy
-from threadpoolctl import ThreadpoolController
-
+from gradcode.blas import single_threaded_blas
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
 
@@ -464,20 +463,10 @@ def linear_combination(
     In-place BLAS ``axpy`` avoids both the temporary of ``c * v`` and stacking the messages
     into a fresh matrix (whose page faults alone cost more than summing the messages).
     """
-    with _single_threaded_blas():
+    # level-1 BLAS is memory-bound: a second thread gains nothing, and on busy cores (MPI
+    # ranks, other jobs) OpenBLAS's spinning threads make daxpy 3-100x slower
+    with single_threaded_blas():
         return _linear_combination(out, coefficients, vectors)
-
-
-_CONTROLLER: ThreadpoolController | None = None
-
-
-def _single_threaded_blas():
-    """Level-1 BLAS is memory-bound: a second thread gains nothing, and when the cores are
-    busy (MPI ranks, other jobs) OpenBLAS's spinning threads make ``daxpy`` 3-100x slower."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def _linear_combination(

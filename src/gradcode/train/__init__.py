@@ -18,11 +18,7 @@ Outputs (``--out DIR``, else ``output:`` in the YAML, else ``runs/<name>``): ``l
 record per iteration), ``summary.json`` (with ``world_size``), ``model.npy``, ``ranks.json``
 (pid and host of every rank), ``checkpoints/`` and, with ``log.trajectory``,
 ``trajectory.npy``. Rerunning the same command resumes from the newest checkpoint.
+
+Importing this package changes nothing in the process: every rank limits BLAS to one thread
+when it starts training (``gradcode.blas``), and the launcher sets the same for the job.
 """
-
-import os
-
-# Threaded BLAS on oversubscribed cores is 3-100x slower; every rank uses one thread. Set
-# before numpy is imported by the modules below (the launcher may already have set them).
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")

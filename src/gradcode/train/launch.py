@@ -15,7 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+from gradcode.blas import single_thread_environment
+
 
 
 def mpiexec() -> str:
@@ -30,9 +31,7 @@ def mpiexec() -> str:
 
 
 def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    for variable in BLAS_VARIABLES:
-        env[variable] = "1"
+    env = single_thread_environment()
     env.update(extra or {})
     return env
 

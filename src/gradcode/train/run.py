@@ -35,8 +35,8 @@ from typing import Any, cast
 import numpy as np
 from mpi4py import MPI
 from scipy import sparse
-from threadpoolctl import threadpool_limits
 
+from gradcode.blas import single_threaded_blas
 from gradcode.codes.tree import TreeCode
 from gradcode.models import build as build_model
 from gradcode.train import checkpoint as checkpoints
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             describe(setup)
         return 0
     try:
-        with threadpool_limits(limits=1):
+        with single_threaded_blas(openmp=True):
             train(world, setup)
     except Exception as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__

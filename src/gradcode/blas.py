@@ -1,0 +1,47 @@
+"""The one policy for BLAS threads.
+
+Threaded BLAS on busy or oversubscribed cores is 3-100x slower than one thread: MPI ranks
+already take every core, and OpenBLAS's spinning threads fight them. So every MPI rank, every
+level-1 pass of a decoder and every computation that must be bit-for-bit reproducible runs BLAS
+on one thread. Nothing is set on import: a process that imports gradcode keeps its environment.
+
+- ``single_threaded_blas()``: a context manager limiting BLAS to one thread in this process
+  (``threadpoolctl``), for code that runs inside someone else's process;
+- ``single_thread_environment(env)``: ``env`` with ``BLAS_VARIABLES`` set to ``1``, for child
+  processes (the MPI launcher; the workflow's MPI rule sets the same variables).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+
+from threadpoolctl import ThreadpoolController
+
+#: the variables BLAS and OpenMP libraries read for their thread count at start-up
+BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def _controller() -> ThreadpoolController:
+    # inspecting the loaded libraries costs milliseconds: once per process
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
+
+
+def single_threaded_blas(*, openmp: bool = False) -> AbstractContextManager[Any]:
+    """Limit BLAS (and with ``openmp``, OpenMP too) to one thread inside the ``with`` block."""
+    return _controller().limit(limits=1, user_api=None if openmp else "blas")
+
+
+def single_thread_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of ``env`` (default: this process's) in which every BLAS uses one thread."""
+    result = dict(os.environ if env is None else env)
+    for variable in BLAS_VARIABLES:
+        result[variable] = "1"
+    return result

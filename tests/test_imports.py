@@ -1,0 +1,51 @@
+"""Importing gradcode changes nothing in the importing process's environment.
+
+The Snakemake process imports the package (``workflow/rules/common.smk``), so a variable set on
+import would reach every local job; BLAS threads are pinned where they matter instead
+(``gradcode.blas``: the MPI ranks, the decoders' level-1 passes, reproducible analyses).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from gradcode.blas import BLAS_VARIABLES, single_thread_environment
+
+MODULES = [
+    "gradcode",
+    "gradcode.cli",
+    "gradcode.codes",
+    "gradcode.sim",
+    "gradcode.analysis",
+    "gradcode.train",
+    "gradcode.train.plan",
+    "gradcode.train.launch",
+    "gradcode.figures",
+]
+
+
+def test_importing_the_package_leaves_the_environment_unchanged():
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_VARIABLES}
+    script = (
+        "import os, sys\n"
+        "before = dict(os.environ)\n"
+        f"for name in {MODULES!r}:\n"
+        "    __import__(name)\n"
+        "changed = sorted(k for k in set(before) | set(os.environ)"
+        " if before.get(k) != os.environ.get(k))\n"
+        "print(changed)\n"
+        "sys.exit(1 if changed else 0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_child_processes_get_one_blas_thread_without_touching_ours():
+    before = dict(os.environ)
+    env = single_thread_environment({"PATH": "/bin"})
+    assert env == {"PATH": "/bin", **dict.fromkeys(BLAS_VARIABLES, "1")}
+    assert dict(os.environ) == before
