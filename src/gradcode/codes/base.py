@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg.blas import daxpy as _daxpy
+
 from gradcode.blas import single_threaded_blas
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache

@@ -18,7 +18,6 @@ from pathlib import Path
 from gradcode.blas import single_thread_environment
 
 
-
 def mpiexec() -> str:
     """The ``mpiexec`` beside this interpreter (the ``mpich`` wheel's), else on ``PATH``."""
     beside = Path(sys.executable).parent / "mpiexec"
