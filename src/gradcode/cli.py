@@ -16,9 +16,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-
-class CLIError(Exception):
-    """A user error: printed as one line, exit status 2."""
+from gradcode.errors import CLIError, UserError
 
 
 def parse_scheme_params(tokens: Sequence[str]) -> dict[str, Any]:
@@ -53,7 +51,9 @@ def _build(name: str, params: dict[str, Any]):
 
     try:
         return build(name, **params)
-    except ValueError as error:
+    except UserError:
+        raise
+    except ValueError as error:  # a constructor's own check of a parameter's value
         raise CLIError(str(error)) from None
 
 
@@ -240,8 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return args.func(args, rest)
-    except CLIError as error:
-        print(f"gradcode: error: {error}", file=sys.stderr)
+    except UserError as error:  # bad input: one line; a bug keeps its traceback
+        print(f"gradcode: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
 
 

@@ -6,12 +6,12 @@ import argparse
 import sys
 
 from gradcode.analysis.registry import ANALYSES, available_analyses, run_analysis
+from gradcode.errors import CLIError
 
 DEFAULT_TRIALS = 1000
 
 
 def cmd_analyze(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cli import CLIError
 
     if rest:
         raise CLIError(f"unrecognized arguments: {' '.join(rest)}")

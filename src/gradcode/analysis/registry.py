@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from gradcode.analysis.base import Analysis, Progress
+from gradcode.errors import UnknownNameError
 
 #: analysis name -> (module under gradcode.analysis, one-line description)
 ANALYSES: dict[str, tuple[str, str]] = {
@@ -45,7 +46,7 @@ def _quiet(_: str) -> None:
 def run_analysis(name: str, *, trials: int, seed: int, progress: Progress = _quiet) -> Analysis:
     """Compute analysis ``name``; ``trials`` bounds its Monte Carlo work (if it has any)."""
     if name not in ANALYSES:
-        raise KeyError(f"unknown analysis {name!r} (known: {', '.join(available_analyses())})")
+        raise UnknownNameError("analysis", name, ANALYSES)
     module = importlib.import_module(f"gradcode.analysis.{ANALYSES[name][0]}")
     result: Analysis = module.compute(trials=trials, seed=seed, progress=progress)
     meta: dict[str, Any] = {"name": name, "description": ANALYSES[name][1], **result.meta}

@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from gradcode.codes.base import GradientCode
+from gradcode.errors import ParameterError, UnknownNameError
 
 #: scheme name -> "module:Class" below ``gradcode.codes``
 SCHEMES: dict[str, str] = {
@@ -58,7 +59,7 @@ def scheme_class(name: str) -> type[GradientCode]:
     if name in _REGISTERED:
         return _REGISTERED[name]
     if name not in SCHEMES:
-        raise ValueError(f"unknown scheme {name!r} (available: {', '.join(available())})")
+        raise UnknownNameError("scheme", name, available())
     module_name, class_name = SCHEMES[name].split(":")
     module = importlib.import_module(f"gradcode.codes.{module_name}")
     return getattr(module, class_name)
@@ -71,4 +72,4 @@ def build(name: str, **params: Any) -> GradientCode:
         return cls(**params)
     except TypeError as error:
         # unknown or missing keyword: say which scheme and what it takes
-        raise ValueError(f"{name}: {error}") from None
+        raise ParameterError(f"{name}: {error}") from None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.data.errors import DataError, OptionError
+from gradcode.errors import CLIError
 
 #: environment variable naming the folder that holds amazon/ and gisette/ (the CI's datasets)
 DATA_DIR_ENV = "GRADCODE_DATA_DIR"
@@ -23,9 +24,6 @@ Handler = Callable[[argparse.Namespace, list[str]], int]
 
 
 def _cli_error(message: str) -> Exception:
-    # imported here: gradcode.cli imports this module to register the command group
-    from gradcode.cli import CLIError
-
     return CLIError(message)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from gradcode.data.errors import OptionError
 from gradcode.data.prepared import Built
 from gradcode.data.provenance import Published
+from gradcode.errors import UnknownNameError
 
 #: largest seed accepted (scikit-learn's random_state limit)
 MAX_SEED = 2**32 - 1
@@ -242,7 +243,7 @@ def available() -> list[str]:
 
 
 def get(name: str) -> DatasetSpec:
-    """The spec of data set ``name``; ``OptionError`` naming the choices if unknown."""
+    """The spec of data set ``name``; ``UnknownNameError`` naming the choices if unknown."""
     if name not in DATASETS:
-        raise OptionError(f"unknown data set {name!r} (available: {', '.join(available())})")
+        raise UnknownNameError("data set", name, DATASETS)
     return DATASETS[name]

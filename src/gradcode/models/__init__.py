@@ -12,6 +12,7 @@ partitions (what every exact gradient code decodes) is ``sum_i grad l_i``, and t
 (real targets; metrics: relative error between iterates, normalized error to ``theta*``).
 """
 
+from gradcode.errors import UnknownNameError
 from gradcode.models.base import Model
 from gradcode.models.linear import LinearRegression
 from gradcode.models.logistic import LogisticRegression
@@ -25,7 +26,7 @@ MODELS: dict[str, type[Model]] = {
 def build(kind: str) -> Model:
     """The model ``kind`` (``logistic`` or ``linear``); ``ValueError`` naming the choices."""
     if kind not in MODELS:
-        raise ValueError(f"unknown model {kind!r} (available: {', '.join(sorted(MODELS))})")
+        raise UnknownNameError("model", kind, MODELS)
     return MODELS[kind]()
 
 

@@ -14,6 +14,7 @@ np.ndarray]`` so that checkpoints store it exactly and a resumed run continues b
 ``eta_t`` is ``Constant(eta)`` or ``Inverse(c1, c2)`` (``c1 / (t + c2)``, paper 001's SGD).
 """
 
+from gradcode.errors import UnknownNameError
 from gradcode.optim.base import Constant, Inverse, Optimizer, Schedule, State
 from gradcode.optim.gd import GradientDescent
 from gradcode.optim.nesterov import Nesterov
@@ -29,7 +30,7 @@ OPTIMIZERS: dict[str, type[Optimizer]] = {
 def build(kind: str, schedule: Schedule) -> Optimizer:
     """Optimizer ``kind`` with step sizes ``schedule``; ``ValueError`` naming the choices."""
     if kind not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {kind!r} (available: {', '.join(sorted(OPTIMIZERS))})")
+        raise UnknownNameError("optimizer", kind, OPTIMIZERS)
     return OPTIMIZERS[kind](schedule)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from gradcode.errors import CLIError
 from gradcode.sim.montecarlo import DEFAULT_CHUNK, simulate
 from gradcode.sim.presets import PRESETS, available_presets, preset
 from gradcode.sim.spec import Spec, SpecError, load_spec, read_spec
@@ -25,9 +26,6 @@ DEFAULT_TRIALS = 100_000
 
 
 def _cli_error(message: str) -> Exception:
-    # imported here: gradcode.cli imports this module to register the command
-    from gradcode.cli import CLIError
-
     return CLIError(message)
 
 

@@ -11,6 +11,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from gradcode.errors import UnknownNameError
+
 #: paper 000, Table 3: E[T_tot] for m = 1..8 (rows) and d = m..8 (columns)
 TABLE3: dict[int, tuple[float, ...]] = {
     1: (36.1138, 29.2288, 27.3351, 26.7469, 26.4574, 26.0891, 25.4172, 24.1063),
@@ -309,5 +311,7 @@ def available_presets() -> list[str]:
 
 
 def preset(name: str) -> dict[str, Any]:
-    """A fresh copy of preset ``name``'s spec mapping; ``KeyError`` if unknown."""
+    """A fresh copy of preset ``name``'s spec mapping; ``UnknownNameError`` if unknown."""
+    if name not in PRESETS:
+        raise UnknownNameError("preset", name, PRESETS)
     return copy.deepcopy(PRESETS[name]())

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.codes import GradientCode, build
+from gradcode.errors import UserError
 from gradcode.timing import MODELS, TimingModel, model_from_spec
 from gradcode.yamlfile import read_yaml
 
@@ -42,7 +43,7 @@ SCHEME_KEYS = ("scheme", "params", "label", "grid", "reference")
 DEFAULT_CONFIDENCE = 0.95
 
 
-class SpecError(ValueError):
+class SpecError(UserError):
     """An invalid simulation spec; the message is one line naming the offending key."""
 
 

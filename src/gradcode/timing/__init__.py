@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gradcode.errors import UnknownNameError
 from gradcode.timing.master_worker import MasterWorkerModel
 from gradcode.timing.model import Outcome, TimingModel
 from gradcode.timing.single_port import SinglePortModel
@@ -29,7 +30,7 @@ MODELS: dict[str, type[TimingModel]] = {
 def model_from_spec(name: str, params: Mapping[str, Any]) -> TimingModel:
     """The model ``name`` with parameters ``params``; ``ValueError`` naming the bad key."""
     if name not in MODELS:
-        raise ValueError(f"unknown model {name!r} (available: {', '.join(sorted(MODELS))})")
+        raise UnknownNameError("model", name, MODELS)
     return MODELS[name].from_params(params)
 
 

@@ -18,11 +18,10 @@ import shlex
 import sys
 from typing import Any
 
+from gradcode.errors import CLIError
+
 
 def _cli_error(message: str) -> Exception:
-    # imported here: gradcode.cli imports this module to register the command group
-    from gradcode.cli import CLIError
-
     return CLIError(message)
 
 

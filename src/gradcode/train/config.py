@@ -65,12 +65,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradcode.errors import UserError
 from gradcode.yamlfile import read_yaml
 
 _MISSING = object()
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """A bad run configuration; the message is one line naming the key."""
 
 

@@ -38,6 +38,7 @@ from scipy import sparse
 
 from gradcode.blas import single_threaded_blas
 from gradcode.codes.tree import TreeCode
+from gradcode.errors import UserError
 from gradcode.models import build as build_model
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train.config import ConfigError, RunConfig, load_config
@@ -137,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rank == 0:
         try:
             setup = prepare(args, world.Get_size())
-        except ValueError as exc:  # ConfigError, DataError, OptionError: the user's to fix
+        except UserError as exc:  # ConfigError, DataError, OptionError: the user's to fix
             failure = (" ".join(str(exc).split()), 2)
         except Exception as exc:  # a bug: still end every rank, with the traceback shown
             traceback.print_exc()
