@@ -10,9 +10,8 @@ from gradcode.data import amazon_standin as standin
 from gradcode.data import load_prepared, prepare
 from gradcode.data.amazon import COLUMNS, LABEL, interaction_pairs, one_hot_indices, read_train
 from gradcode.data.io import read_raw
-
-from .conftest import real_file
-from .test_data_cli import run as run_cli
+from tests.helpers.data import real_file
+from tests.helpers.data import run_data_cli as run_cli
 
 #: Kaggle's train.csv: 32,769 rows, 30,872 of ACTION = 1, and these distinct values per column
 REAL_ROWS, REAL_POSITIVES = 32_769, 30_872

@@ -16,8 +16,7 @@ from sklearn.preprocessing import LabelEncoder, OneHotEncoder
 
 from gradcode.data import DataError, load_prepared, prepare
 from gradcode.data.amazon import COLUMNS, PUBLISHED, VARIANTS
-
-from .conftest import FIXTURES, assert_nothing_written, real_file
+from tests.helpers.data import assert_nothing_written, real_file
 
 TRAIN_SHA256 = "c50b119438fb8c8e84b2ddb9c0a28c76cb01afa3dc78b920cfea36eb506843a7"
 TEST_SHA256 = "ab59d6e7980f181c342374d5e55fb2d79bfcf2313b1dcb2f7156c4a4e51b35cc"
@@ -76,13 +75,15 @@ def assert_same_as_reference(data, text: str):
             assert np.array_equal(mine, other), block["name"]
 
 
-def fixture_text() -> str:
-    return (FIXTURES / "amazon" / "train.csv").read_text()
+@pytest.fixture
+def fixture_text(amazon_fixture) -> str:
+    """The generated train.csv, as text."""
+    return (amazon_fixture / "train.csv").read_text()
 
 
-def test_recipe_matches_tandon_pipeline_on_fixture(tmp_path):
-    data = prepare("amazon", tmp_path / "out", raw=[FIXTURES / "amazon"], verify_checksums=False)
-    assert_same_as_reference(data, fixture_text())
+def test_recipe_matches_tandon_pipeline_on_fixture(tmp_path, amazon_fixture, fixture_text):
+    data = prepare("amazon", tmp_path / "out", raw=[amazon_fixture], verify_checksums=False)
+    assert_same_as_reference(data, fixture_text)
     assert [b["name"] for b in data.meta["recipe"]["feature_blocks"]][8:11] == [
         "ROLE_CODE",
         "RESOURCE*MGR_ID",
@@ -98,12 +99,12 @@ def test_recipe_matches_tandon_pipeline_on_fixture(tmp_path):
     assert (loaded.X_train != data.X_train).nnz == 0 and np.array_equal(loaded.y_test, data.y_test)
 
 
-def test_variants_on_fixture(tmp_path):
+def test_variants_on_fixture(tmp_path, amazon_fixture):
     def run(variant):
         return prepare(
             "amazon",
             tmp_path / variant,
-            raw=[FIXTURES / "amazon"],
+            raw=[amazon_fixture],
             variant=variant,
             verify_checksums=False,
         )
@@ -130,22 +131,22 @@ def test_variants_on_fixture(tmp_path):
     assert unseen.size >= 3
 
 
-def test_seed_changes_only_the_split(tmp_path):
-    a = prepare("amazon", tmp_path / "a", raw=[FIXTURES / "amazon"], verify_checksums=False)
-    b = prepare("amazon", tmp_path / "b", raw=[FIXTURES / "amazon"], seed=7, verify_checksums=False)
+def test_seed_changes_only_the_split(tmp_path, amazon_fixture):
+    a = prepare("amazon", tmp_path / "a", raw=[amazon_fixture], verify_checksums=False)
+    b = prepare("amazon", tmp_path / "b", raw=[amazon_fixture], seed=7, verify_checksums=False)
     assert b.meta["recipe"]["split"]["random_state"] == 7 and b.meta["seed"] == 7
     assert not np.array_equal(a.train_rows, b.train_rows)
     assert a.n_features == b.n_features
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz", ".xz"])
-def test_compressed_inputs_give_identical_data(tmp_path, suffix):
-    content = (FIXTURES / "amazon" / "train.csv").read_bytes()
+def test_compressed_inputs_give_identical_data(tmp_path, suffix, amazon_fixture):
+    content = (amazon_fixture / "train.csv").read_bytes()
     path = tmp_path / f"train.csv{suffix}"
     opener = {"": open, ".gz": gzip.open, ".xz": lzma.open}[suffix]
     with opener(path, "wb") as stream:
         stream.write(content)
-    plain = prepare("amazon", tmp_path / "plain", raw=[FIXTURES / "amazon"], verify_checksums=False)
+    plain = prepare("amazon", tmp_path / "plain", raw=[amazon_fixture], verify_checksums=False)
     other = prepare("amazon", tmp_path / "other", raw=[path], verify_checksums=False)
     assert other.meta["outputs"] == plain.meta["outputs"]
     assert other.meta["inputs"][0]["sha256"] == hashlib.sha256(content).hexdigest()
@@ -229,10 +230,10 @@ BAD_TRAIN = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_TRAIN))
-def test_bad_train_csv(tmp_path, case):
+def test_bad_train_csv(tmp_path, case, fixture_text):
     make, message = BAD_TRAIN[case]
     path = tmp_path / "train.csv"
-    path.write_text(make(fixture_text()))
+    path.write_text(make(fixture_text))
     out = tmp_path / "out"
     with pytest.raises(DataError) as caught:
         prepare("amazon", out, raw=[path], verify_checksums=False)
@@ -241,10 +242,10 @@ def test_bad_train_csv(tmp_path, case):
     assert_nothing_written(out)
 
 
-def test_checksum_mismatch(tmp_path):
+def test_checksum_mismatch(tmp_path, amazon_fixture):
     out = tmp_path / "out"
     with pytest.raises(DataError) as caught:
-        prepare("amazon", out, raw=[FIXTURES / "amazon"])
+        prepare("amazon", out, raw=[amazon_fixture])
     message = str(caught.value)
     assert message.startswith("train.csv: sha256 mismatch: got ")
     assert "expected c50b119438fb8c8e..." in message and "truncated?" in message
@@ -252,10 +253,10 @@ def test_checksum_mismatch(tmp_path):
 
 
 @pytest.mark.parametrize("suffix, opener", [(".xz", lzma.open), (".gz", gzip.open)])
-def test_truncated_compressed_file(tmp_path, suffix, opener):
+def test_truncated_compressed_file(tmp_path, suffix, opener, fixture_text):
     whole = tmp_path / f"whole{suffix}"
     with opener(whole, "wb") as stream:
-        stream.write(fixture_text().encode())
+        stream.write(fixture_text.encode())
     path = tmp_path / f"train.csv{suffix}"
     path.write_bytes(whole.read_bytes()[:-30])
     out = tmp_path / "out"
@@ -264,7 +265,7 @@ def test_truncated_compressed_file(tmp_path, suffix, opener):
     assert_nothing_written(out)
 
 
-def test_missing_and_misplaced_inputs(tmp_path):
+def test_missing_and_misplaced_inputs(tmp_path, amazon_fixture, fixture_text):
     out = tmp_path / "out"
     (tmp_path / "raw").mkdir()
     with pytest.raises(DataError) as caught:
@@ -277,23 +278,23 @@ def test_missing_and_misplaced_inputs(tmp_path):
         prepare(
             "amazon",
             out,
-            raw=[FIXTURES / "amazon" / "train.csv"],
+            raw=[amazon_fixture / "train.csv"],
             variant="tandon-kaggle-vocab",
             verify_checksums=False,
         )
     with pytest.raises(DataError, match=r"^test\.csv: not an input of amazon variant tandon"):
-        prepare("amazon", out, raw=[FIXTURES / "amazon" / "test.csv"], verify_checksums=False)
-    (tmp_path / "raw" / "train.csv").write_text(fixture_text())
+        prepare("amazon", out, raw=[amazon_fixture / "test.csv"], verify_checksums=False)
+    (tmp_path / "raw" / "train.csv").write_text(fixture_text)
     with gzip.open(tmp_path / "raw" / "train.csv.gz", "wt") as stream:
-        stream.write(fixture_text())
+        stream.write(fixture_text)
     with pytest.raises(DataError, match=r"^train\.csv: ambiguous, .* holds train\.csv, train"):
         prepare("amazon", out, raw=[tmp_path / "raw"], verify_checksums=False)
     assert_nothing_written(out)
 
 
-def test_bad_kaggle_test_file(tmp_path):
-    (tmp_path / "train.csv").write_text(fixture_text())
-    text = (FIXTURES / "amazon" / "test.csv").read_text().replace("id,", "ACTION,", 1)
+def test_bad_kaggle_test_file(tmp_path, amazon_fixture, fixture_text):
+    (tmp_path / "train.csv").write_text(fixture_text)
+    text = (amazon_fixture / "test.csv").read_text().replace("id,", "ACTION,", 1)
     (tmp_path / "test.csv").write_text(text)
     with pytest.raises(DataError) as caught:
         prepare(

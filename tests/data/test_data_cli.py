@@ -1,29 +1,11 @@
-"""``gradcode data ...`` through a parser built here, as the main CLI will wire it."""
+"""``gradcode data ...`` through a parser built as the main CLI wires it (``run_data_cli``)."""
 
-import argparse
 import json
-import sys
 
 import pytest
 
-from gradcode.cli import CLIError
-from gradcode.data.cli import add_parser
-
-from .conftest import FIXTURES, assert_nothing_written
-
-
-def run(argv, capsys):
-    """Parse like ``gradcode.cli.main`` and return (status, stdout, stderr)."""
-    parser = argparse.ArgumentParser(prog="gradcode", allow_abbrev=False)
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args, rest = parser.parse_known_args(argv)
-    try:
-        status = args.func(args, rest)
-    except CLIError as error:
-        print(f"gradcode: error: {error}", file=sys.stderr)
-        status = 2
-    out, err = capsys.readouterr()
-    return status, out, err
+from tests.helpers.data import assert_nothing_written
+from tests.helpers.data import run_data_cli as run
 
 
 def test_list(capsys):
@@ -97,8 +79,8 @@ def test_user_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
     assert_nothing_written(tmp_path / "out")
 
 
-def test_raw_defaults_to_the_data_dir(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("GRADCODE_DATA_DIR", str(FIXTURES))
+def test_raw_defaults_to_the_data_dir(tmp_path, capsys, monkeypatch, data_fixtures):
+    monkeypatch.setenv("GRADCODE_DATA_DIR", str(data_fixtures))
     out_dir = tmp_path / "amazon"
     argv = ["data", "prepare", "amazon", "--out", str(out_dir), "--no-verify-checksums"]
     status, out, err = run(argv, capsys)

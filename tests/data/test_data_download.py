@@ -16,8 +16,6 @@ from gradcode.data import gisette as gisette_module
 from gradcode.data.download import amazon_csv
 from gradcode.data.io import read_raw
 
-from .conftest import FIXTURES
-
 
 def openml_bunch(train_csv: bytes, nominal: bool) -> SimpleNamespace:
     """What fetch_openml(data_id=4135, as_frame=False) returns, built from a Kaggle CSV."""
@@ -38,8 +36,8 @@ def openml_bunch(train_csv: bytes, nominal: bool) -> SimpleNamespace:
 
 
 @pytest.mark.parametrize("nominal", [False, True])
-def test_openml_rows_are_written_back_as_kaggle_csv(nominal):
-    content = (FIXTURES / "amazon" / "train.csv").read_bytes()
+def test_openml_rows_are_written_back_as_kaggle_csv(nominal, amazon_fixture):
+    content = (amazon_fixture / "train.csv").read_bytes()
     assert amazon_csv(openml_bunch(content, nominal)) == content
 
 
@@ -58,14 +56,14 @@ def test_amazon_offline(tmp_path, monkeypatch):
     assert not (tmp_path / "raw").exists()
 
 
-def test_amazon_download_checks_the_checksum(tmp_path, monkeypatch):
-    content = (FIXTURES / "amazon" / "train.csv").read_bytes()
+def test_amazon_download_checks_the_checksum(tmp_path, monkeypatch, amazon_fixture):
+    content = (amazon_fixture / "train.csv").read_bytes()
     monkeypatch.setattr(sklearn.datasets, "fetch_openml", lambda **kw: openml_bunch(content, True))
     with pytest.raises(DataError, match="does not reproduce Kaggle's file"):
         download("amazon", tmp_path / "raw")
     assert not (tmp_path / "raw").exists()
     # with the fixture's own checksum published, the download goes through
-    fixture_sum = read_raw(FIXTURES / "amazon" / "train.csv").sha256
+    fixture_sum = read_raw(amazon_fixture / "train.csv").sha256
     monkeypatch.setitem(amazon_module.PUBLISHED, "train.csv", amazon_module.Published(fixture_sum))
     assert download("amazon", tmp_path / "raw") == [tmp_path / "raw" / "train.csv"]
     assert (tmp_path / "raw" / "train.csv").read_bytes() == content
@@ -85,20 +83,19 @@ def serve(files: dict[str, bytes]):
     return urlopen
 
 
-def gisette_fixture_files() -> dict[str, bytes]:
-    return {name: read_raw(path).content for name, path in _fixture_paths().items()}
+def gisette_fixture_files(folder) -> dict[str, bytes]:
+    return {name: read_raw(path).content for name, path in _fixture_paths(folder).items()}
 
 
-def _fixture_paths():
-    folder = FIXTURES / "gisette"
+def _fixture_paths(folder):
     return {
         name: next(p for p in folder.iterdir() if p.name in (name, name + ".gz"))
         for name in gisette_module.UCI_FILES
     }
 
 
-def test_gisette_download_path(tmp_path, monkeypatch):
-    files = gisette_fixture_files()
+def test_gisette_download_path(tmp_path, monkeypatch, gisette_fixture):
+    files = gisette_fixture_files(gisette_fixture)
     monkeypatch.setattr(urllib.request, "urlopen", serve(files))
     with pytest.raises(DataError) as caught:
         download("gisette", tmp_path / "raw")
@@ -119,8 +116,8 @@ def test_gisette_download_path(tmp_path, monkeypatch):
     assert all(record["verified"] for record in data.meta["inputs"])
 
 
-def test_gisette_partial_failure_writes_nothing(tmp_path, monkeypatch):
-    files = gisette_fixture_files()
+def test_gisette_partial_failure_writes_nothing(tmp_path, monkeypatch, gisette_fixture):
+    files = gisette_fixture_files(gisette_fixture)
     for name, content in files.items():
         monkeypatch.setitem(
             gisette_module.PUBLISHED,

@@ -3,6 +3,7 @@
 import gzip
 import hashlib
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,19 +12,16 @@ from gradcode.data import DataError, load_prepared, prepare
 from gradcode.data import gisette as gisette_module
 from gradcode.data.gisette import PUBLISHED
 from gradcode.data.io import read_raw
-
-from .conftest import FIXTURES, assert_nothing_written, real_file
-
-GISETTE = FIXTURES / "gisette"
+from tests.helpers.data import assert_nothing_written, real_file
 
 
-def fixture_table(split: str) -> np.ndarray:
-    with gzip.open(GISETTE / f"gisette_{split}.data.gz", "rt") as stream:
+def fixture_table(folder: Path, split: str) -> np.ndarray:
+    with gzip.open(folder / f"gisette_{split}.data.gz", "rt") as stream:
         return np.array([[int(v) for v in line.split()] for line in stream])
 
 
-def fixture_labels(split: str) -> np.ndarray:
-    return np.array([int(v) for v in (GISETTE / f"gisette_{split}.labels").read_text().split()])
+def fixture_labels(folder: Path, split: str) -> np.ndarray:
+    return np.array([int(v) for v in (folder / f"gisette_{split}.labels").read_text().split()])
 
 
 @pytest.mark.parametrize(
@@ -50,17 +48,17 @@ def test_shared_labels_and_param_parse():
     assert param["Valid"]["value_sum"] == 535_016_668 and param["Valid"]["total"] == 1000
 
 
-def test_uci_loader_on_fixture(tmp_path):
-    data = prepare("gisette", tmp_path / "out", raw=[GISETTE], verify_checksums=False)
-    train, valid = fixture_table("train"), fixture_table("valid")
+def test_uci_loader_on_fixture(tmp_path, gisette_fixture):
+    data = prepare("gisette", tmp_path / "out", raw=[gisette_fixture], verify_checksums=False)
+    train, valid = fixture_table(gisette_fixture, "train"), fixture_table(gisette_fixture, "valid")
     assert data.X_train.shape == (6, 5001) and data.X_test.shape == (4, 5001)
     assert np.array_equal(data.X_train.toarray()[:, :5000], train)
     assert np.array_equal(data.X_test.toarray()[:, :5000], valid)
     assert np.all(data.X_train.toarray()[:, 5000] == 1) and np.all(
         data.X_test.toarray()[:, 5000] == 1
     )
-    assert np.array_equal(data.y_train, fixture_labels("train"))
-    assert np.array_equal(data.y_test, fixture_labels("valid"))
+    assert np.array_equal(data.y_train, fixture_labels(gisette_fixture, "train"))
+    assert np.array_equal(data.y_test, fixture_labels(gisette_fixture, "valid"))
     assert data.train_rows.tolist() == list(range(6)) and data.test_rows.tolist() == [6, 7, 8, 9]
     assert data.meta["verify_checksums"] is False and not data.stand_in
     assert {r["name"]: r["verified"] for r in data.meta["inputs"]} == dict.fromkeys(
@@ -70,17 +68,25 @@ def test_uci_loader_on_fixture(tmp_path):
     assert load_prepared(tmp_path / "out").meta == data.meta
 
 
-def test_paper001_split(tmp_path, monkeypatch):
+def test_paper001_split(tmp_path, monkeypatch, gisette_fixture):
     # the real split takes 6552 of 7000 rows; on the 10 fixture rows, take 7
     monkeypatch.setattr(gisette_module, "PAPER_001_TRAIN_ROWS", 7)
     data = prepare(
-        "gisette", tmp_path / "out", raw=[GISETTE], variant="paper001", verify_checksums=False
+        "gisette",
+        tmp_path / "out",
+        raw=[gisette_fixture],
+        variant="paper001",
+        verify_checksums=False,
     )
-    both = np.vstack([fixture_table("train"), fixture_table("valid")])
+    both = np.vstack(
+        [fixture_table(gisette_fixture, "train"), fixture_table(gisette_fixture, "valid")]
+    )
     assert data.train_rows.tolist() == list(range(7)) and data.test_rows.tolist() == [7, 8, 9]
     assert np.array_equal(data.X_train.toarray()[:, :5000], both[:7])
     assert np.array_equal(data.X_test.toarray()[:, :5000], both[7:])
-    labels = np.concatenate([fixture_labels("train"), fixture_labels("valid")])
+    labels = np.concatenate(
+        [fixture_labels(gisette_fixture, "train"), fixture_labels(gisette_fixture, "valid")]
+    )
     assert np.array_equal(np.concatenate([data.y_train, data.y_test]), labels)
 
 
@@ -89,16 +95,16 @@ def test_paper001_size_is_documented():
     assert 7 * np.lcm(84, 156) > 6000 + 1000
 
 
-def test_checksums_are_checked_by_default(tmp_path):
+def test_checksums_are_checked_by_default(tmp_path, gisette_fixture):
     out = tmp_path / "out"
     with pytest.raises(DataError, match=r"^gisette_train\.data\.gz: sha256 mismatch"):
-        prepare("gisette", out, raw=[GISETTE])
+        prepare("gisette", out, raw=[gisette_fixture])
     assert_nothing_written(out)
 
 
-def copy_fixture(tmp_path):
+def copy_fixture(folder, tmp_path):
     raw = tmp_path / "raw"
-    shutil.copytree(GISETTE, raw)
+    shutil.copytree(folder, raw)
     return raw
 
 
@@ -154,7 +160,7 @@ BAD = {
         lambda raw: (raw / "gisette.param").write_text(
             "\n".join(
                 line
-                for line in (GISETTE / "gisette.param").read_text().splitlines()
+                for line in (raw / "gisette.param").read_text().splitlines()
                 if not line.startswith("Train")
             )
         ),
@@ -162,7 +168,7 @@ BAD = {
     ),
     "truncated gzip": (
         lambda raw: (raw / "gisette_valid.data.gz").write_bytes(
-            (GISETTE / "gisette_valid.data.gz").read_bytes()[:-100]
+            (raw / "gisette_valid.data.gz").read_bytes()[:-100]
         ),
         "gisette_valid.data.gz: truncated gzip stream",
     ),
@@ -174,9 +180,9 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_uci_input(tmp_path, case):
+def test_bad_uci_input(tmp_path, case, gisette_fixture):
     make, message = BAD[case]
-    raw = copy_fixture(tmp_path)
+    raw = copy_fixture(gisette_fixture, tmp_path)
     make(raw)
     out = tmp_path / "out"
     with pytest.raises(DataError) as caught:
@@ -186,12 +192,12 @@ def test_bad_uci_input(tmp_path, case):
     assert_nothing_written(out)
 
 
-def test_libsvm_reader(tmp_path):
+def test_libsvm_reader(tmp_path, gisette_fixture):
     data = prepare(
-        "gisette", tmp_path / "out", raw=[GISETTE], variant="libsvm", verify_checksums=False
+        "gisette", tmp_path / "out", raw=[gisette_fixture], variant="libsvm", verify_checksums=False
     )
     assert data.X_train.shape == (6, 5001) and data.X_test.shape == (4, 5001)
-    first = (GISETTE / "gisette_scale").read_text().splitlines()[0].split()
+    first = (gisette_fixture / "gisette_scale").read_text().splitlines()[0].split()
     row = data.X_train.toarray()[0]
     for pair in first[1:]:
         column, value = pair.split(":")
@@ -211,8 +217,8 @@ def test_libsvm_reader(tmp_path):
         ("1 3:x", "gisette_scale: not a LIBSVM file with 5000 features"),
     ],
 )
-def test_bad_libsvm_input(tmp_path, line, message):
-    raw = copy_fixture(tmp_path)
+def test_bad_libsvm_input(tmp_path, line, message, gisette_fixture):
+    raw = copy_fixture(gisette_fixture, tmp_path)
     (raw / "gisette_scale").write_text(line + "\n")
     with pytest.raises(DataError) as caught:
         prepare("gisette", tmp_path / "out", raw=[raw], variant="libsvm", verify_checksums=False)

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from gradcode.data import io
 from gradcode.data.errors import DataError
-
-from .conftest import assert_nothing_written
+from tests.helpers.data import assert_nothing_written
 
 
 def parse(text: str, n_fields: int, delimiter: str | None = ",", **kwargs) -> np.ndarray:

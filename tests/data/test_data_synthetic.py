@@ -6,8 +6,7 @@ import pytest
 from gradcode.data import OptionError, load_prepared, prepare
 from gradcode.data.synthetic import LINEAR_VARIANTS, sizes
 from gradcode.errors import UnknownNameError
-
-from .conftest import assert_nothing_written
+from tests.helpers.data import assert_nothing_written
 
 
 def test_linear_model_and_theta_star(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import run_config
+from tests.helpers.mpi import run_config
 
 pytestmark = pytest.mark.mpi
 

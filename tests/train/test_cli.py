@@ -8,8 +8,7 @@ import pytest
 
 from gradcode.cli import CLIError
 from gradcode.train.cli import add_parser
-
-from .conftest import base_run, write_run
+from tests.helpers.mpi import base_run, write_run
 
 
 def invoke(argv: list[str]) -> int:

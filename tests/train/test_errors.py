@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import base_run, run_config
+from tests.helpers.mpi import base_run, run_config
 
 pytestmark = pytest.mark.mpi
 

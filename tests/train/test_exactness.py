@@ -14,17 +14,9 @@ import pytest
 
 from gradcode.train.config import load_config
 from gradcode.train.reference import serial_trajectory
-
-from .conftest import base_run, run_config
+from tests.helpers.mpi import LATE, base_run, cyclic, relative_errors, run_config
 
 pytestmark = pytest.mark.mpi
-
-LATE = {"model": "random-set", "params": {"count": 1, "delay": 0.1}}
-
-
-def cyclic(n: int, r: int) -> list[list[int]]:
-    return [[(i + j) % n for j in range(r)] for i in range(n)]
-
 
 #: (id, scheme, params, MPI ranks)
 EXACT = [
@@ -44,11 +36,6 @@ EXACT = [
     ("ring-explicit", "ring-allreduce", {"n": 4}, 5),
     ("ring-mpi", "ring-allreduce", {"n": 4, "implementation": "mpi"}, 5),
 ]
-
-
-def relative_errors(got: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Per iteration: max |got - reference| / max |reference|."""
-    return np.abs(got - reference).max(axis=1) / np.abs(reference).max(axis=1)
 
 
 def test_uncoded_job_reproduces_the_serial_reference_bit_for_bit(tmp_path, logistic_data):

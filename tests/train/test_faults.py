@@ -10,9 +10,7 @@ from gradcode.models import LogisticRegression
 from gradcode.train.config import load_config
 from gradcode.train.dataset import load_training_data
 from gradcode.train.reference import serial_trajectory
-
-from .conftest import base_run, run_config
-from .test_exactness import LATE, cyclic, relative_errors
+from tests.helpers.mpi import LATE, base_run, cyclic, relative_errors, run_config
 
 pytestmark = pytest.mark.mpi
 

@@ -15,8 +15,7 @@ import pytest
 
 from gradcode.train.launch import command, job_environment, kill_group
 from gradcode.train.log import read_log
-
-from .conftest import JOB_TIMEOUT, Job, base_run, run_config, write_run
+from tests.helpers.mpi import JOB_TIMEOUT, Job, base_run, run_config, write_run
 
 pytestmark = pytest.mark.mpi
 

@@ -4,20 +4,27 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The SLURM executor plugin asks `scontrol show config` when snakemake starts; on a machine
-# with the SLURM client but no running controller that call hangs for ~10 s. These tests talk
-# to no cluster, so a stand-in scontrol that fails at once keeps each snakemake call fast.
-_SHIM = Path(tempfile.mkdtemp(prefix="gradcode-noslurm-"))
-(_SHIM / "scontrol").write_text("#!/bin/sh\nexit 1\n")
-(_SHIM / "scontrol").chmod(0o755)
-_ENV = os.environ | {"PATH": f"{_SHIM}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_slurm_controller(tmp_path_factory):
+    """A stand-in ``scontrol`` that fails at once, first on PATH for every test here.
+
+    The SLURM executor plugin asks `scontrol show config` when snakemake starts; on a machine
+    with the SLURM client but no running controller that call hangs for ~10 s. These tests talk
+    to no cluster, so the stand-in keeps each snakemake call fast.
+    """
+    shim = tmp_path_factory.mktemp("noslurm")
+    (shim / "scontrol").write_text("#!/bin/sh\nexit 1\n")
+    (shim / "scontrol").chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", f"{shim}{os.pathsep}{os.environ.get('PATH', '')}")
+        yield
 
 
 def _snakemake(*args, cwd=ROOT):
@@ -27,7 +34,6 @@ def _snakemake(*args, cwd=ROOT):
         capture_output=True,
         text=True,
         timeout=300,
-        env=_ENV,
     )
 
 
@@ -151,7 +157,7 @@ def _dry_run(tmp_path, config, env=None):
         capture_output=True,
         text=True,
         timeout=300,
-        env=env or _ENV,
+        env=env,
     )
     return result, result.stdout + result.stderr
 
@@ -186,7 +192,7 @@ def test_experiment_runs_and_figures_are_planned(tmp_path):
 
 
 def test_missing_real_data_uses_the_labelled_stand_in_or_fails_when_told(tmp_path):
-    env = {key: value for key, value in _ENV.items() if key != "GRADCODE_DATA_DIR"}
+    env = {key: value for key, value in os.environ.items() if key != "GRADCODE_DATA_DIR"}
     config = f"{CODES}\ntrain: {{runs: [config/runs/amazon-tandon-uncoded.yaml]}}"
     result, out = _dry_run(tmp_path, config, env)
     assert result.returncode == 0, out
