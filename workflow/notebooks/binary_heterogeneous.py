@@ -21,13 +21,7 @@
 # times (exact, from the model's means) and the simulated time per iteration. The paper has
 # no numerical example for this section.
 
-# %% tags=["parameters"]
-table = "results/sim/binary-heterogeneous.csv"
-png = "results/figures/binary_heterogeneous.png"
-comparison = "results/tables/compare/binary_heterogeneous.csv"
-
 # %%
-import json
 from fractions import Fraction
 
 import matplotlib.pyplot as plt
@@ -35,21 +29,28 @@ import numpy as np
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.tables import read_rows
+from gradcode.figures.panels import ci_bars
+from gradcode.figures.tables import index_by, read_rows, read_sidecar
 
+# %% tags=["parameters"]
+table = "results/sim/binary-heterogeneous.csv"
+png = "results/figures/binary_heterogeneous.png"
+comparison = "results/tables/compare/binary_heterogeneous.csv"
+
+# %%
 style.setup()
 rows = read_rows(table)
-with open(f"{table}.json") as stream:
-    spec = json.load(stream)
-by = {row["label"]: row for row in rows}
+spec = read_sidecar(table)
+by = index_by(rows, "label")
 sized = by["binary-times"]
 
 # Section VI's equalised finishing time for the preset's two types: the paper's value
 counts = spec["parameters"]["t1"]["counts"]
 means = [
     Fraction(str(shift)) + 1 / Fraction(str(rate))
-    for shift, rate in zip(spec["parameters"]["t1"]["values"],
-                           spec["parameters"]["lambda1"]["values"], strict=True)
+    for shift, rate in zip(
+        spec["parameters"]["t1"]["values"], spec["parameters"]["lambda1"]["values"], strict=True
+    )
 ]
 k, s = sized["k"], sized["s"]
 paper_finish = float(k * (s + 1) / sum(Fraction(c) / t for c, t in zip(counts, means, strict=True)))
@@ -59,20 +60,31 @@ labels = [row["label"] for row in rows]
 x = np.arange(len(rows))
 figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.3))
 width = 0.38
-left.bar(x - width / 2, [row["expected_finish_min"] for row in rows], width,
-         label="least (fastest-finishing worker)")
-left.bar(x + width / 2, [row["expected_finish_max"] for row in rows], width,
-         label="largest (slowest-finishing worker)")
-left.axhline(paper_finish, color="black", linestyle="--", linewidth=1,
-             label=f"Sec. VI equalised value {paper_finish:g}")
+left.bar(
+    x - width / 2,
+    [row["expected_finish_min"] for row in rows],
+    width,
+    label="least (fastest-finishing worker)",
+)
+left.bar(
+    x + width / 2,
+    [row["expected_finish_max"] for row in rows],
+    width,
+    label="largest (slowest-finishing worker)",
+)
+left.axhline(
+    paper_finish,
+    color="black",
+    linestyle="--",
+    linewidth=1,
+    label=f"Sec. VI equalised value {paper_finish:g}",
+)
 left.set_xticks(x, labels)
 left.set_ylabel("expected finishing time of a worker")
 left.set_title("(a) expected finishing times (exact)")
 left.legend(fontsize=8, loc="upper left")
 left.set_ylim(0, 1.3 * max(row["expected_finish_max"] for row in rows))
-right.bar(x, [row["mean_time"] for row in rows],
-          yerr=[[row["mean_time"] - row["ci_low"] for row in rows],
-                [row["ci_high"] - row["mean_time"] for row in rows]], capsize=4)
+ci_bars(right, x, rows, capsize=4)
 right.set_xticks(x, labels)
 right.set_ylabel("mean time per iteration (95% CI)")
 right.set_title(f"(b) simulated, {rows[0]['trials']:,} trials")
@@ -88,20 +100,36 @@ uniform, uncoded = by["binary-uniform"], by["uncoded"]
 write_rows(
     comparison,
     [
-        Comparison(paper, item, "expected finishing time of every worker (times-sized loads)",
-                   paper_finish, sized["expected_finish_max"], "exact computation",
-                   f"least {sized['expected_finish_min']:g}, largest "
-                   f"{sized['expected_finish_max']:g}; paper's loads "
-                   f"{', '.join(f'{w:g}' for w in paper_loads)} per type; uniform loads give "
-                   f"{uniform['expected_finish_min']:g} and {uniform['expected_finish_max']:g}"),
-        Comparison(paper, item, "largest / least expected finishing time", 1,
-                   sized["expected_finish_max"] / sized["expected_finish_min"],
-                   "exact computation"),
-        Comparison(paper, item, "time per iteration, times-sized / uniform loads",
-                   "not stated (the aim of Sec. VI)", sized["mean_time"] / uniform["mean_time"],
-                   "simulation",
-                   f"times-sized / uncoded = {sized['mean_time'] / uncoded['mean_time']:.3f}: "
-                   "the coded schemes compute s + 1 = 3 times the data of uncoded, which they "
-                   "only just recover under this model"),
+        Comparison(
+            paper,
+            item,
+            "expected finishing time of every worker (times-sized loads)",
+            paper_finish,
+            sized["expected_finish_max"],
+            "exact computation",
+            f"least {sized['expected_finish_min']:g}, largest "
+            f"{sized['expected_finish_max']:g}; paper's loads "
+            f"{', '.join(f'{w:g}' for w in paper_loads)} per type; uniform loads give "
+            f"{uniform['expected_finish_min']:g} and {uniform['expected_finish_max']:g}",
+        ),
+        Comparison(
+            paper,
+            item,
+            "largest / least expected finishing time",
+            1,
+            sized["expected_finish_max"] / sized["expected_finish_min"],
+            "exact computation",
+        ),
+        Comparison(
+            paper,
+            item,
+            "time per iteration, times-sized / uniform loads",
+            "not stated (the aim of Sec. VI)",
+            sized["mean_time"] / uniform["mean_time"],
+            "simulation",
+            f"times-sized / uncoded = {sized['mean_time'] / uncoded['mean_time']:.3f}: "
+            "the coded schemes compute s + 1 = 3 times the data of uncoded, which they "
+            "only just recover under this model",
+        ),
     ],
 )

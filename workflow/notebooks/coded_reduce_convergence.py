@@ -32,6 +32,18 @@
 # iterations, same errors, model times instead of measured ones): the difference is what the
 # machine adds (real gradient computation on shared cores, MPI coordination).
 
+# %%
+from fractions import Fraction
+
+import matplotlib.pyplot as plt
+
+from gradcode.figures import style
+from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.convergence import alpha_panels, curve_speedups, error_curve, pair_alphas
+from gradcode.figures.runs import read_runs
+from gradcode.train.experiment import load_experiment
+from gradcode.train.plan import build_plan
+
 # %% tags=["parameters"]
 runs = "results/train/coded-reduce-fig8/UMW/summary.json"
 experiment = "config/experiments/coded-reduce-fig8.yaml"
@@ -39,19 +51,6 @@ png = "results/figures/coded_reduce_fig8.png"
 comparison = "results/tables/compare/coded_reduce_fig8.csv"
 
 # %%
-from dataclasses import dataclass
-from fractions import Fraction
-
-import matplotlib.pyplot as plt
-import numpy as np
-
-from gradcode.figures import style
-from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.runs import read_runs
-from gradcode.timing import model_from_spec
-from gradcode.train.experiment import load_experiment
-from gradcode.train.plan import build_plan
-
 LABELS = {
     "uncoded": "UMW",
     "crc": "GC",
@@ -66,99 +65,34 @@ METRICS = {
     "linear": ("normalized_error", "normalized error rate, eq. (11)"),
 }
 
-
-@dataclass
-class Run:
-    name: str
-    label: str
-    alpha: Fraction | None  # None: the scheme tolerates no stragglers (UMW, RAR)
-    summary: dict
-    times: np.ndarray  # training clock after each logged iteration (s)
-    model_times: np.ndarray  # the same from the timing model on the injected delays (s)
-    errors: np.ndarray
-
-
-def model_clock(config, iterations: list[int]) -> np.ndarray:
-    """Cumulative model time (s) after each iteration in ``iterations``, for the delays the
-    run injected: the simulator's rule on the draws of ``gradcode.train.stragglers``."""
-    plan = build_plan(config)
-    source = plan.delay_source()
-    stragglers = config.stragglers
-    model = model_from_spec(stragglers.model, stragglers.params)
-    scheme = plan.code
-    prepared = model.prepare(scheme)
-    last = max(iterations)
-    per_iteration = np.array(
-        [
-            prepared.run(model.sample(source.rng(t), 1, plan.workers)).times[0]
-            for t in range(last + 1)
-        ]
-    )
-    clock = np.cumsum(per_iteration) * stragglers.time_unit
-    return clock[iterations]
-
-
 spec = load_experiment(experiment)
 style.setup()
-records: list[Run] = []
+records = []
 for run in read_runs(runs):
     name, summary = run.short_name, run.summary
     config = spec.config(name)
     # the workflow trains the experiment's run with only its data replaced
     assert summary["config"]["stragglers"]["params"] == dict(config.stragglers.params), name
     assert summary["scheme_params"] == build_plan(config).scheme_params(), name
+    # eq. (9) is undefined after the first step from theta = 0 (logged as null): the curve
+    # keeps the points where the metric is defined
     metric = METRICS[summary["model"]["kind"]][0]
-    # eq. (9) is undefined after the first step from theta = 0 (logged as null)
-    points = [row for row in run.points if row.get(metric) is not None]
     label = LABELS[summary["scheme"]]
     params = run.params
+    # None: the scheme tolerates no stragglers (UMW, RAR)
     alpha = Fraction(params["s"], params["n"]) if label in ("GC", "SGD", "CR") else None
-    records.append(
-        Run(
-            name,
-            label,
-            alpha,
-            summary,
-            np.array([row["time"] for row in points]),
-            model_clock(config, [row["iteration"] for row in points]),
-            np.array([row[metric] for row in points]),
-        )
-    )
+    records.append(error_curve(run, config, metric, label, alpha))
 
 kind = records[0].summary["model"]["kind"]
 metric, metric_label = METRICS[kind]
-alphas = sorted({run.alpha for run in records if run.alpha is not None})
-panels = {alpha: [run for run in records if run.alpha in (None, alpha)] for alpha in alphas}
+panels = alpha_panels(records)
+alphas = list(panels)
 for alpha, members in panels.items():
     found = sorted(run.label for run in members)
     assert found == sorted([*BASELINES, "CR"]), f"alpha = {alpha}: runs {found}"
 
-
-def first_time(times: np.ndarray, errors: np.ndarray, target: float) -> float:
-    """Training time at which ``errors`` first reaches ``target`` (relative slack 1e-9)."""
-    reached = np.flatnonzero(errors <= target * (1 + 1e-9))
-    return float(times[reached[0]])
-
-
-def speedups(members: list[Run]) -> dict[str, dict[str, float]]:
-    """Per baseline: the target error and CR's speedup on the measured and the model clock."""
-    by = {run.label: run for run in members}
-    cr = by["CR"]
-    out = {}
-    for label in BASELINES:
-        base = by[label]
-        target = max(base.errors[-1], cr.errors[-1])
-        out[label] = {
-            "target": target,
-            "measured": first_time(base.times, base.errors, target)
-            / first_time(cr.times, cr.errors, target),
-            "model": first_time(base.model_times, base.errors, target)
-            / first_time(cr.model_times, cr.errors, target),
-        }
-    return out
-
-
-results = {alpha: speedups(members) for alpha, members in panels.items()}
+# per panel and baseline: the target error and CR's speedup on the measured and the model clock
+results = {alpha: curve_speedups(members, BASELINES, "CR") for alpha, members in panels.items()}
 
 # %%
 cr_params = next(run.summary["scheme_params"] for run in records if run.label == "CR")
@@ -174,26 +108,46 @@ ours = (
 )
 
 figure, axes = plt.subplots(
-    1, len(panels), figsize=(max(8.0, 5.6 * len(panels)), 5.4), squeeze=False, sharey=True,
+    1,
+    len(panels),
+    figsize=(max(8.0, 5.6 * len(panels)), 5.4),
+    squeeze=False,
+    sharey=True,
     layout="constrained",
 )
 for axis, (alpha, members) in zip(axes[0], panels.items(), strict=True):
     for run in sorted(members, key=lambda run: [*BASELINES, "CR"].index(run.label)):
-        axis.plot(run.times, run.errors, marker=".", color=COLOURS[run.label], label=run.label,
-                  linewidth=2.2 if run.label == "CR" else 1.2)
+        axis.plot(
+            run.times,
+            run.errors,
+            marker=".",
+            color=COLOURS[run.label],
+            label=run.label,
+            linewidth=2.2 if run.label == "CR" else 1.2,
+        )
     axis.set_yscale("log")
     axis.set_xlabel("training wall-clock time (s)")
     s = alpha * cr_params["n"]
-    axis.set_title(f"alpha = {s}/{cr_params['n']} (s = {s} per parent, "
-                   f"S = {alpha * workers} for GC and SGD)", fontsize=9)
+    axis.set_title(
+        f"alpha = {s}/{cr_params['n']} (s = {s} per parent, S = {alpha * workers} for GC and SGD)",
+        fontsize=9,
+    )
     lines = ["CR speedup  measured | model"]
     lines += [
         f"{label:>4}: {value['measured']:5.2f}x | {value['model']:5.2f}x"
         for label, value in results[alpha].items()
     ]
-    axis.text(0.98, 0.97, "\n".join(lines), transform=axis.transAxes, ha="right", va="top",
-              family="monospace", fontsize=8,
-              bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.7"})
+    axis.text(
+        0.98,
+        0.97,
+        "\n".join(lines),
+        transform=axis.transAxes,
+        ha="right",
+        va="top",
+        family="monospace",
+        fontsize=8,
+        bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.7"},
+    )
     axis.legend(loc="lower left", fontsize=8)
 axes[0][0].set_ylabel(metric_label)
 title = (
@@ -215,11 +169,7 @@ PAPER = "001 (CodedReduce)"
 paper_panels = sorted(paper["panels"], key=lambda panel: Fraction(panel["alpha"]))
 paper_alphas = [Fraction(panel["alpha"]) for panel in paper_panels]
 # panels are paired by alpha when the runs have the paper's alphas, else in increasing order
-pairs = (
-    {alpha: alpha for alpha in alphas}
-    if alphas == paper_alphas
-    else dict(zip(paper_alphas, alphas, strict=False))
-)
+pairs = pair_alphas(paper_alphas, alphas)
 scale = (
     f"ours: N = {workers}, ({cr_params['n']}, {cr_params['L']}) tree, {iterations} rounds; "
     f"paper: {paper['setting']}"
@@ -234,9 +184,17 @@ for index, panel in enumerate(paper_panels):
         quantity = f"CR speedup over {label}"
         if ours is None:
             ran = ", ".join(map(str, alphas))
-            rows.append(Comparison(PAPER, item, quantity, panel["speedups"][label], "not run",
-                                   "emulated cluster",
-                                   f"the reduced experiment has alpha = {ran}; {scale}"))
+            rows.append(
+                Comparison(
+                    PAPER,
+                    item,
+                    quantity,
+                    panel["speedups"][label],
+                    "not run",
+                    "emulated cluster",
+                    f"the reduced experiment has alpha = {ran}; {scale}",
+                )
+            )
             continue
         value = results[ours][label]
         note = (
@@ -251,6 +209,15 @@ for index, panel in enumerate(paper_panels):
             )
         if stand_in:
             note += f"; {style.STAND_IN_NOTE}"
-        rows.append(Comparison(PAPER, item, quantity, panel["speedups"][label],
-                               value["measured"], "emulated cluster", note))
+        rows.append(
+            Comparison(
+                PAPER,
+                item,
+                quantity,
+                panel["speedups"][label],
+                value["measured"],
+                "emulated cluster",
+                note,
+            )
+        )
 write_rows(comparison, rows)

@@ -23,6 +23,20 @@
 # (49920: each iteration costs what one of Fig. 13's costs). The speed-ups compared with the
 # paper's (panel c) are the ratios of mean iteration times from the coded-reduce-cnn preset.
 
+# %%
+import matplotlib.pyplot as plt
+
+from gradcode.figures import style
+from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.speedups import (
+    describe,
+    first_time_reaching,
+    ratios,
+    speedup_panel,
+    time_ratios,
+)
+from gradcode.figures.tables import group_by, index_by, read_rows, read_sidecar
+
 # %% tags=["parameters"]
 table = "results/analysis/coded-reduce-digits.csv"
 times = "results/sim/coded-reduce-cnn.csv"
@@ -30,16 +44,6 @@ png = "results/figures/coded_reduce_fig13.png"
 comparison = "results/tables/compare/coded_reduce_fig13.csv"
 
 # %%
-import json
-from pathlib import Path
-
-import matplotlib.pyplot as plt
-
-from gradcode.figures import style
-from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.speedups import speedup_panel
-from gradcode.figures.tables import group_by, read_rows
-
 #: Fig. 13's caption and Section IV-B: CR's speed-ups over each baseline
 PAPER_SPEEDUPS = {"UMW": 6.6, "GC": 4.8, "RAR": 1.8, "SGD": 4.0}
 COLORS = {"UMW": "C2", "GC": "C1", "RAR": "C4", "SGD": "C3", "CR": "C0"}
@@ -47,25 +51,35 @@ TARGET = 0.95  # test accuracy the stand-in's time-to-accuracy speed-ups are mea
 
 style.setup()
 curves = group_by(read_rows(table), "scheme")
-meta = json.loads(Path(f"{table}.json").read_text())
-cnn = {row["label"]: row for row in read_rows(times)}
+meta = read_sidecar(table)
+cnn = index_by(read_rows(times), "label")
 cnn_trials = next(iter(cnn.values()))["trials"]
 iterations = meta["iterations"]
 
 
 def time_to(rows, column, target=TARGET):
     """First evaluated time at which the test accuracy reaches ``target`` (None: never)."""
-    return next((row[column] for row in rows if row["test_accuracy"] >= target), None)
+    return first_time_reaching(
+        [row[column] for row in rows], [row["test_accuracy"] for row in rows], target
+    )
 
 
 figure, (left, middle, right) = plt.subplots(1, 3, figsize=(16, 4.8), layout="constrained")
-for axis, column, scale in ((left, "time", f"stand-in scale, d = {meta['data']['train']}"),
-                            (middle, "time_paper_scale", "paper's scale, d = 49920")):
+for axis, column, scale in (
+    (left, "time", f"stand-in scale, d = {meta['data']['train']}"),
+    (middle, "time_paper_scale", "paper's scale, d = 49920"),
+):
     for label, rows in curves.items():
         rows = rows[1:]  # time 0 has no place on a log axis
         style_ = "--" if label == "SGD" else "-"
-        axis.plot([row[column] for row in rows], [row["test_accuracy"] for row in rows],
-                  style_, color=COLORS[label], label=label, linewidth=1.4)
+        axis.plot(
+            [row[column] for row in rows],
+            [row["test_accuracy"] for row in rows],
+            style_,
+            color=COLORS[label],
+            label=label,
+            linewidth=1.4,
+        )
     axis.axhline(TARGET, color="k", linewidth=0.6, linestyle=":")
     axis.set_xscale("log")
     axis.set_ylim(0.5, 1.0)
@@ -76,9 +90,15 @@ for axis, column, scale in ((left, "time", f"stand-in scale, d = {meta['data']['
 
 cr = cnn["CR"]["mean_time"]
 baselines = list(PAPER_SPEEDUPS)
-ours = [cnn[label]["mean_time"] / cr for label in baselines]
-speedup_panel(right, PAPER_SPEEDUPS, ours, paper_label="paper, Fig. 13 caption",
-              ours_label="reproduced (preset)", yticks=[0.2, 0.5, 1, 2, 5, 10])
+ours = ratios(cnn, baselines, "CR")
+speedup_panel(
+    right,
+    PAPER_SPEEDUPS,
+    ours,
+    paper_label="paper, Fig. 13 caption",
+    ours_label="reproduced (preset)",
+    yticks=[0.2, 0.5, 1, 2, 5, 10],
+)
 right.set_ylabel("mean iteration time ratio")
 right.set_title(f"(c) CR's speed-up, N = 156 ({cnn_trials:,} trials)")
 right.legend(fontsize=8, loc="lower left")
@@ -105,21 +125,12 @@ sgd_note = (
     "noisier steps also count; on the digits stand-in at the paper's scale CR reaches "
     f"{TARGET:.0%} test accuracy {{}}x sooner than SGD)"
 )
+
+
 def speedups(column):
     """Per baseline: its time to ``TARGET`` test accuracy over CR's (None: never reached)."""
-    cr_t = time_to(curves["CR"], column)
-    out = {}
-    for label in baselines:
-        t = time_to(curves[label], column)
-        out[label] = None if t is None or cr_t is None else t / cr_t
-    return out
-
-
-def describe(ratios):
-    return ", ".join(
-        f"{label}/CR {'never' if value is None else f'{value:.2f}x'}"
-        for label, value in ratios.items()
-    )
+    reached = {label: time_to(rows, column) for label, rows in curves.items()}
+    return time_ratios(reached, baselines, "CR")
 
 
 at_paper, at_stand_in = speedups("time_paper_scale"), speedups("time")
@@ -130,20 +141,38 @@ notes = {
     "SGD": sgd_note.format("never" if at_paper["SGD"] is None else f"{at_paper['SGD']:.2f}"),
 }
 rows = [
-    Comparison(paper, "Fig. 13", f"{label} time / CR time (N = 156)", PAPER_SPEEDUPS[label],
-               cnn[label]["mean_time"] / cr, kind, notes[label])
+    Comparison(
+        paper,
+        "Fig. 13",
+        f"{label} time / CR time (N = 156)",
+        PAPER_SPEEDUPS[label],
+        cnn[label]["mean_time"] / cr,
+        kind,
+        notes[label],
+    )
     for label in baselines
 ]
 rows += [
-    Comparison(paper, "Fig. 13 (digits stand-in)",
-               f"time to {TARGET:.0%} test accuracy over CR's, {scale}",
-               "6.6x UMW, 4.8x GC, 1.8x RAR, 4.0x SGD", describe(ratios), kind,
-               "STAND-IN data (scikit-learn digits, not CIFAR-10), one seeded run; " + extra)
+    Comparison(
+        paper,
+        "Fig. 13 (digits stand-in)",
+        f"time to {TARGET:.0%} test accuracy over CR's, {scale}",
+        "6.6x UMW, 4.8x GC, 1.8x RAR, 4.0x SGD",
+        describe(ratios),
+        kind,
+        "STAND-IN data (scikit-learn digits, not CIFAR-10), one seeded run; " + extra,
+    )
     for scale, ratios, extra in (
-        ("paper's scale (d = 49920 per iteration)", at_paper,
-         "iteration times of the paper's setting"),
-        (f"stand-in scale (d = {meta['data']['train']})", at_stand_in,
-         "at this data size the transfers dominate every scheme's iteration"),
+        (
+            "paper's scale (d = 49920 per iteration)",
+            at_paper,
+            "iteration times of the paper's setting",
+        ),
+        (
+            f"stand-in scale (d = {meta['data']['train']})",
+            at_stand_in,
+            "at this data size the transfers dominate every scheme's iteration",
+        ),
     )
 ]
 write_rows(comparison, rows)

@@ -21,39 +21,44 @@
 # liars. Lines: the theorem's optimum; markers: achieved; dashed: the m = 1 codes the paper
 # cites (Tandon et al., Reed-Solomon GC, Wang et al.'s heterogeneity-aware GC), cost 1.
 
+# %%
+import matplotlib.pyplot as plt
+
+from gradcode.figures import style
+from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.tables import read_rows, select
+
 # %% tags=["parameters"]
 table = "results/analysis/heterogeneous-comm-cost.csv"
 png = "results/figures/heterogeneous_comm_cost.png"
 comparison = "results/tables/compare/heterogeneous_comm_cost.csv"
 
 # %%
-import matplotlib.pyplot as plt
-
-from gradcode.figures import style
-from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.tables import read_rows
-
 style.setup()
 rows = read_rows(table)
 grid = [row for row in rows if row["placement"] != "paper Fig. 2"]
-built = [row for row in grid if row["code_refuses"] == "false"]
+built = select(grid, code_refuses="false")
 markers = {"cyclic": "o", "random": "s", "speed-weighted": "^"}
 offsets = {"cyclic": -0.18, "random": 0.0, "speed-weighted": 0.18}
 figure, axes = plt.subplots(1, 3, figsize=(14, 4.3), sharey=True)
 for a, axis in enumerate(axes):
     for s in range(4):
-        cells = [row for row in built
-                 if row["a"] == a and row["s"] == s and row["placement"] == "cyclic"]
+        cells = select(built, a=a, s=s, placement="cyclic")
         if not cells:
             continue
-        line, = axis.plot([row["r"] for row in cells], [row["optimum_cost"] for row in cells],
-                          label=f"s = {s}")
+        (line,) = axis.plot(
+            [row["r"] for row in cells], [row["optimum_cost"] for row in cells], label=f"s = {s}"
+        )
         for family, marker in markers.items():
-            mine = [row for row in built if row["a"] == a and row["s"] == s
-                    and row["placement"] == family]
-            axis.plot([row["r"] + offsets[family] for row in mine],
-                      [row["achieved_cost"] for row in mine], marker, color=line.get_color(),
-                      markerfacecolor="none", markersize=5)
+            mine = select(built, a=a, s=s, placement=family)
+            axis.plot(
+                [row["r"] + offsets[family] for row in mine],
+                [row["achieved_cost"] for row in mine],
+                marker,
+                color=line.get_color(),
+                markerfacecolor="none",
+                markersize=5,
+            )
     axis.axhline(1.0, color="black", linestyle="--", linewidth=1)
     axis.set_yscale("log")
     axis.set_xticks(range(1, 13))
@@ -71,13 +76,15 @@ worst = max(row["max_rel_error"] for row in built)
 figure.suptitle(
     f"Theorem 1 on n = 12 workers: line = optimum, markers = achieved by the heterogeneous code "
     f"(o cyclic, □ random, △ speed-weighted); up to {max(r['patterns'] for r in built)} "
-    f"decoding patterns per code, max relative error {worst:.1e}", fontsize=9)
+    f"decoding patterns per code, max relative error {worst:.1e}",
+    fontsize=9,
+)
 style.save(figure, png)
 
 # %%
 fig2 = next(row for row in rows if row["placement"] == "paper Fig. 2")
-feasible = [row for row in grid if row["feasible"] == "true"]
-infeasible = [row for row in grid if row["feasible"] == "false"]
+feasible = select(grid, feasible="true")
+infeasible = select(grid, feasible="false")
 matches = sum(row["matches"] == "true" for row in built)
 refused = sum(row["code_refuses"] == "true" for row in infeasible)
 above = sum(row["refuses_m_above_optimum"] == "true" for row in built)
@@ -97,40 +104,80 @@ paper = "004 (heterogeneous GC)"
 write_rows(
     comparison,
     [
-        Comparison(paper, "Theorem 1 (eq. 9)",
-                   "fraction of feasible (placement, r, s, a) whose message length is "
-                   "d / (r - s - 2a)", 1.0, matches / len(feasible), kind,
-                   f"{matches} of {len(feasible)} codes, n = 12, r = 1..12, s <= 3, a <= 2"),
-        Comparison(paper, "Theorem 1, converse (Sec. III-D)",
-                   "no code when r <= s + 2a", "infeasible",
-                   f"library refuses {refused} of {len(infeasible)}", kind,
-                   f"and refuses m above the optimum in {above} of {len(built)}; consistency "
-                   "with the theorem, not a proof of its converse"),
-        Comparison(paper, "Theorem 1, converse counting",
-                   "r - s - 2a holders of the least replicated partition carry its d symbols",
-                   "C (r - s - 2a) >= d",
-                   f"full rank in {rank_ok} of {len(built)} codes", kind,
-                   "every sampled set of m holders has a full-rank m x m coefficient block"),
-        Comparison(paper, "Remark 3",
-                   "cost depends only on min replication, not on the placement",
-                   "irrespective of the structure",
-                   f"same cost on all 3 placements in {uniform} of {len(by_setting)} (r, s, a)",
-                   kind, f"speed-weighted loads differ up to {max(loads):.1f}x"),
-        Comparison(paper, "Sec. III-C decoding",
-                   "max relative error with s stragglers and a liars", 0.0,
-                   max(row["max_rel_error"] for row in built), kind,
-                   f"exact in {exact:.0%} of patterns (worst code), liars named in "
-                   f"{named:.0%} (worst code); Gaussian partials, liars send 1e3-scale noise"),
-        Comparison(paper, "Remark 7", "Ye & Abbe's m on the cyclic placement (a = 0)",
-                   "same cost (special case)",
-                   f"equal in {same_as_ye_abbe} of {len(yeabbe)}", kind),
-        Comparison(paper, "Fig. 2 example", "message length / d (n = 5, r = 3, s = 1)", 0.5,
-                   fig2["achieved_cost"], kind,
-                   f"m = 1 codes send 1; load per iteration {fig2['load_per_iteration']:g} vs "
-                   f"{fig2['baseline_m1_load_per_iteration']:g} vectors"),
-        Comparison(paper, "Fig. 2 example", "responders needed", 4,
-                   fig2["responders_needed"], kind,
-                   f"all {fig2['patterns']} straggler patterns exact "
-                   f"(max relative error {fig2['max_rel_error']:.1e})"),
+        Comparison(
+            paper,
+            "Theorem 1 (eq. 9)",
+            "fraction of feasible (placement, r, s, a) whose message length is d / (r - s - 2a)",
+            1.0,
+            matches / len(feasible),
+            kind,
+            f"{matches} of {len(feasible)} codes, n = 12, r = 1..12, s <= 3, a <= 2",
+        ),
+        Comparison(
+            paper,
+            "Theorem 1, converse (Sec. III-D)",
+            "no code when r <= s + 2a",
+            "infeasible",
+            f"library refuses {refused} of {len(infeasible)}",
+            kind,
+            f"and refuses m above the optimum in {above} of {len(built)}; consistency "
+            "with the theorem, not a proof of its converse",
+        ),
+        Comparison(
+            paper,
+            "Theorem 1, converse counting",
+            "r - s - 2a holders of the least replicated partition carry its d symbols",
+            "C (r - s - 2a) >= d",
+            f"full rank in {rank_ok} of {len(built)} codes",
+            kind,
+            "every sampled set of m holders has a full-rank m x m coefficient block",
+        ),
+        Comparison(
+            paper,
+            "Remark 3",
+            "cost depends only on min replication, not on the placement",
+            "irrespective of the structure",
+            f"same cost on all 3 placements in {uniform} of {len(by_setting)} (r, s, a)",
+            kind,
+            f"speed-weighted loads differ up to {max(loads):.1f}x",
+        ),
+        Comparison(
+            paper,
+            "Sec. III-C decoding",
+            "max relative error with s stragglers and a liars",
+            0.0,
+            max(row["max_rel_error"] for row in built),
+            kind,
+            f"exact in {exact:.0%} of patterns (worst code), liars named in "
+            f"{named:.0%} (worst code); Gaussian partials, liars send 1e3-scale noise",
+        ),
+        Comparison(
+            paper,
+            "Remark 7",
+            "Ye & Abbe's m on the cyclic placement (a = 0)",
+            "same cost (special case)",
+            f"equal in {same_as_ye_abbe} of {len(yeabbe)}",
+            kind,
+        ),
+        Comparison(
+            paper,
+            "Fig. 2 example",
+            "message length / d (n = 5, r = 3, s = 1)",
+            0.5,
+            fig2["achieved_cost"],
+            kind,
+            f"m = 1 codes send 1; load per iteration {fig2['load_per_iteration']:g} vs "
+            f"{fig2['baseline_m1_load_per_iteration']:g} vectors",
+        ),
+        Comparison(
+            paper,
+            "Fig. 2 example",
+            "responders needed",
+            4,
+            fig2["responders_needed"],
+            kind,
+            f"all {fig2['patterns']} straggler patterns exact "
+            f"(max relative error {fig2['max_rel_error']:.1e})",
+        ),
     ],
 )

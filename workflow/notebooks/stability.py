@@ -15,18 +15,19 @@
 # random partial gradients), for the real-valued codes and the binary code of paper 003. The
 # dashed line is the 1e-8 soundness bound each scheme's `numerically_sound_up_to` refers to.
 
+# %%
+import matplotlib.pyplot as plt
+
+from gradcode.figures import style
+from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.tables import group_by, read_rows, select
+
 # %% tags=["parameters"]
 stability = "results/codes/stability.csv"
 png = "results/figures/stability.png"
 comparison = "results/tables/compare/stability.csv"
 
 # %%
-import matplotlib.pyplot as plt
-
-from gradcode.figures import style
-from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.tables import group_by, read_rows
-
 style.setup()
 table = read_rows(stability)
 figure, axis = plt.subplots(figsize=(7, 4.5))
@@ -41,7 +42,7 @@ axis.legend(fontsize=8)
 style.save(figure, png)
 
 # %%
-binary = [row for row in table if row["scheme"] == "binary"]
+binary = select(table, scheme="binary")
 ns = [row["n"] for row in binary]
 write_rows(
     comparison,

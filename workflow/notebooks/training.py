@@ -14,35 +14,29 @@
 # Real MPI jobs (one master, n workers as ranks) on one machine, stragglers emulated by injected
 # delays from the papers' timing models. Runs on stand-in data are labelled STAND-IN.
 
+# %%
+import matplotlib.pyplot as plt
+
+from gradcode.figures import style
+from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.runs import legend_label, read_runs
+
 # %% tags=["parameters"]
 runs = "results/train/smoke-frc/summary.json"
 png = "results/figures/training.png"
 comparison = "results/tables/compare/training.csv"
 
 # %%
-import matplotlib.pyplot as plt
-
-from gradcode.figures import style
-from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.runs import read_runs
-
 style.setup()
 records = read_runs(runs)
-
-
-def label(run):
-    tag = " (STAND-IN data)" if run.stand_in else ""
-    return f"{run.summary['name']}: {run.summary['scheme']} on {run.summary['data']['dataset']}{tag}"
-
-
 metric_of = {"logistic": "auc", "linear": "normalized_error"}
 figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
 for run in records:
     times = [row["time"] for row in run.points]
-    left.plot(times, [row["loss"] for row in run.points], marker=".", label=label(run))
+    left.plot(times, [row["loss"] for row in run.points], marker=".", label=legend_label(run))
     metric = metric_of[run.summary["model"]["kind"]]
     values = [row.get(metric, row.get("relative_error")) for row in run.points]
-    right.plot(times, values, marker=".", label=label(run))
+    right.plot(times, values, marker=".", label=legend_label(run))
 for axis in (left, right):
     axis.set_xscale("log")  # runs differ by orders of magnitude in iteration time
 left.set_xlabel("training wall-clock time (s)")
@@ -69,7 +63,7 @@ for run in records:
                 "Table 3, d = 4, m = 3",
                 f"mean time per iteration (s; 1 model unit = {unit} s)",
                 21.3697 * unit,
-                summary["iteration_time"]["mean"],
+                run.iteration_time,
                 "emulated cluster",
                 f"{summary['world_size']} MPI ranks on one machine, delays from the paper's model;"
                 " includes real compute and coordination",

@@ -17,6 +17,15 @@
 # claims: the m > 1 curves are always left of the m = 1 and uncoded curves (they reach a
 # target AUC sooner), with the same generalization AUC.
 
+# %%
+import matplotlib.pyplot as plt
+
+from gradcode.figures import style
+from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
+from gradcode.figures.speedups import first_time_reaching
+from gradcode.figures.tables import group_by
+
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
@@ -24,14 +33,6 @@ png = "results/figures/ye_abbe_fig4.png"
 comparison = "results/tables/compare/ye_abbe_fig4.csv"
 
 # %%
-from collections import defaultdict
-
-import matplotlib.pyplot as plt
-
-from gradcode.figures import style
-from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.runs import data_note, read_runs
-
 style.setup()
 records = read_runs(runs)
 
@@ -44,9 +45,7 @@ def label_of(run):
     return kind, f"d={p['d']} s={p['s']} m={p['m']}"
 
 
-by_n = defaultdict(list)
-for run in records:
-    by_n[run.params["n"]].append(run)
+by_n = group_by(records, lambda run: run.params["n"])
 sizes = sorted(by_n)
 
 figure, axes = plt.subplots(
@@ -59,10 +58,17 @@ for axis, n in zip(axes, sizes, strict=True):
         kind, tag = label_of(run)
         times, auc = run.series("auc")
         color, line = styles[kind]
-        dashed = kind == "m > 1" and tag != min(label_of(r)[1] for r in by_n[n]
-                                                if label_of(r)[0] == "m > 1")
-        axis.plot(times, auc, color=color, linestyle="--" if dashed else line, marker=".",
-                  label=f"{kind}: {tag}" if kind != "uncoded" else "uncoded")
+        dashed = kind == "m > 1" and tag != min(
+            label_of(r)[1] for r in by_n[n] if label_of(r)[0] == "m > 1"
+        )
+        axis.plot(
+            times,
+            auc,
+            color=color,
+            linestyle="--" if dashed else line,
+            marker=".",
+            label=f"{kind}: {tag}" if kind != "uncoded" else "uncoded",
+        )
     axis.set_title(f"n = {n}")
     axis.set_xlabel("training wall-clock time (s)")
     axis.legend(fontsize=7, loc="lower right")
@@ -79,25 +85,32 @@ for n in sizes:
     spread = max(finals.values()) - min(finals.values())
     # the target: the AUC every run of this n reaches (the smallest final AUC)
     target = min(finals.values())
-
-    def reach(run, target=target):
-        times, auc = run.series("auc")
-        return next(t for t, a in zip(times, auc, strict=True) if a >= target)
-
-    first = {label_of(run): reach(run) for run in group}
+    first = {label_of(run): first_time_reaching(*run.series("auc"), target) for run in group}
     slowest_fast = max(t for (kind, _), t in first.items() if kind == "m > 1")
     fastest_other = min(t for (kind, _), t in first.items() if kind != "m > 1")
     note = f"{iterations} iterations; target AUC {target:.4f} (every run's final AUC or more)"
-    if any(run.stand_in for run in group):
-        note += f"; {style.STAND_IN_NOTE}"
-    rows.append(Comparison(
-        "000 (Ye & Abbe)", "Fig. 4", f"n = {n}: spread of final test AUC across schemes",
-        "same generalization AUC", spread, "emulated cluster",
-        "exact schemes follow the same iterates; differences are round-off"
-        + (f"; {style.STAND_IN_NOTE}" if any(run.stand_in for run in group) else "")))
-    rows.append(Comparison(
-        "000 (Ye & Abbe)", "Fig. 4",
-        f"n = {n}: time to target AUC, slowest m > 1 / fastest other scheme",
-        "below 1 (m > 1 curves left of the others)", slowest_fast / fastest_other,
-        "emulated cluster", note))
+    note += stand_in_suffix(group)
+    rows.append(
+        Comparison(
+            "000 (Ye & Abbe)",
+            "Fig. 4",
+            f"n = {n}: spread of final test AUC across schemes",
+            "same generalization AUC",
+            spread,
+            "emulated cluster",
+            "exact schemes follow the same iterates; differences are round-off"
+            + stand_in_suffix(group),
+        )
+    )
+    rows.append(
+        Comparison(
+            "000 (Ye & Abbe)",
+            "Fig. 4",
+            f"n = {n}: time to target AUC, slowest m > 1 / fastest other scheme",
+            "below 1 (m > 1 curves left of the others)",
+            slowest_fast / fastest_other,
+            "emulated cluster",
+            note,
+        )
+    )
 write_rows(comparison, rows)

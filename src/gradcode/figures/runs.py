@@ -35,10 +35,20 @@ class Run:
     def time_unit(self) -> float:
         return float(self.summary["config"]["stragglers"].get("time_unit", 1.0))
 
+    @property
+    def iteration_time(self) -> float:
+        """The measured mean time per iteration (s)."""
+        return self.summary["iteration_time"]["mean"]
+
     def series(self, metric: str) -> tuple[list[float], list[float]]:
         """(training time in seconds, metric) at every logged metric point."""
         rows = [row for row in self.points if metric in row]
         return [row["time"] for row in rows], [row[metric] for row in rows]
+
+    def defined(self, metric: str) -> list[dict[str, Any]]:
+        """The metric points where ``metric`` has a value (it is logged as null where it is
+        undefined, e.g. eq. (9)'s relative error before the second step)."""
+        return [row for row in self.points if row.get(metric) is not None]
 
 
 def read_run(summary_path: str | Path) -> Run:
@@ -56,6 +66,19 @@ def read_run(summary_path: str | Path) -> Run:
 def read_runs(paths: str) -> list[Run]:
     """Runs from the comma-separated summary paths the workflow passes to a notebook."""
     return [read_run(path) for path in paths.split(",") if path]
+
+
+def legend_label(run: Run) -> str:
+    """``NAME: SCHEME on DATASET``, with ``(STAND-IN data)`` for a run on stand-in data."""
+    tag = " (STAND-IN data)" if run.stand_in else ""
+    summary = run.summary
+    return f"{summary['name']}: {summary['scheme']} on {summary['data']['dataset']}{tag}"
+
+
+def stand_in_suffix(runs: list[Run]) -> str:
+    """``"; STAND-IN DATA (...)"`` to end a note about ``runs`` if any used stand-in data,
+    else empty."""
+    return f"; {STAND_IN_NOTE}" if any(run.stand_in for run in runs) else ""
 
 
 def data_note(runs: list[Run]) -> str:

@@ -1,4 +1,5 @@
-"""A panel setting a paper's speed-up factors beside the reproduced ones (log scale)."""
+"""Speed-ups: ratios of times, times to reach a target, and a panel setting a paper's speed-up
+factors beside the reproduced ones (log scale)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,54 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+
+def ratios(
+    by: Mapping[str, Mapping[str, float]],
+    baselines: Sequence[str],
+    subject: str = "CR",
+    column: str = "mean_time",
+) -> list[float]:
+    """Per baseline (in order), its ``column`` over ``subject``'s: above 1 ``subject`` is
+    faster. ``by`` maps a label to its table row."""
+    own = by[subject][column]
+    return [by[label][column] / own for label in baselines]
+
+
+def time_ratios(
+    times: Mapping[str, float | None], baselines: Sequence[str], subject: str = "CR"
+) -> dict[str, float | None]:
+    """Per baseline, its time over ``subject``'s; None where either never got there."""
+    own = times[subject]
+    return {
+        label: None if times[label] is None or own is None else times[label] / own
+        for label in baselines
+    }
+
+
+def describe(ratios: Mapping[str, float | None], subject: str = "CR") -> str:
+    """``UMW/CR 2.50x, GC/CR never, ...``"""
+    return ", ".join(
+        f"{label}/{subject} {'never' if value is None else f'{value:.2f}x'}"
+        for label, value in ratios.items()
+    )
+
+
+def first_time_reaching(
+    times: Sequence[float], values: Sequence[float], target: float
+) -> float | None:
+    """The first time at which ``values`` is at least ``target`` (a metric that rises: AUC,
+    accuracy); None if it never is."""
+    return next((t for t, value in zip(times, values, strict=True) if value >= target), None)
+
+
+def first_time_below(
+    times: Sequence[float], values: Sequence[float], target: float, slack: float = 1e-9
+) -> float:
+    """The first time at which ``values`` is at most ``target`` up to a relative ``slack`` (an
+    error that falls); IndexError if it never is."""
+    reached = np.flatnonzero(np.asarray(values) <= target * (1 + slack))
+    return float(np.asarray(times)[reached[0]])
 
 
 def speedup_panel(
