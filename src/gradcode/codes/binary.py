@@ -274,10 +274,6 @@ class BinaryCode(LinearCode):
         """Expected finishing time ``load(i) * times[i]`` of each worker, shape ``(n,)``."""
         return np.array([float(len(p) * t) for p, t in zip(self._parts, self._times, strict=True)])
 
-    def class_of(self, worker: int) -> int:
-        """Index of the congruence class of ``worker`` (``worker mod (s + 1)``)."""
-        return worker % (self.s + 1)
-
     # -- messages ---------------------------------------------------------------------------
     def encode_message(self, key: int, partials: np.ndarray) -> np.ndarray:
         worker = self.worker_of(key)

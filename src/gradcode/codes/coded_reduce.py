@@ -301,7 +301,7 @@ class CodedReduce(TreeCode):
         self._depth = np.repeat(
             np.arange(1, depth + 1), [branching**l for l in range(1, depth + 1)]
         )
-        self.k, self._blocks = self._sizes()
+        self.k = self._sizes()[0]
         self._local = int(self.r * self.k)
         self._parts: list[tuple[int, ...]] = [()] * self.n
         self._coefficients: list[np.ndarray] = [np.empty(0)] * self.n

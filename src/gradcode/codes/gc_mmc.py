@@ -641,14 +641,6 @@ class GCMMC(LinearCode):
         """Number of distinct coded messages per cluster (the hybrid's full sums count once)."""
         return len(self._local.rows)
 
-    def messages_needed(self) -> int:
-        """Distinct coded messages per cluster that always suffice (``threshold``).
-
-        Hybrid: ``threshold`` lower-order messages, or a single full sum. With ``mds`` False,
-        some smaller sets decode too (``is_decodable`` says which).
-        """
-        return self.threshold
-
     def local_encoding(self) -> np.ndarray:
         """Rows of one cluster's distinct coded messages, shape ``(distinct_messages(), K)``."""
         return self._local.rows.copy()

@@ -66,7 +66,6 @@ TEST_ID = "id"
 #: pairs Tandon et al. leave out (column indices 2, 3 and 5, 7 of COLUMNS)
 EXCLUDED_PAIRS = (("ROLE_ROLLUP_1", "ROLE_ROLLUP_2"), ("ROLE_TITLE", "ROLE_FAMILY"))
 TEST_FRACTION = 0.2
-DEFAULT_SEED = 0
 
 #: sha256 and size of the decompressed Kaggle files (see shared/datasets/README.md)
 PUBLISHED = {

@@ -80,7 +80,6 @@ from gradcode.data.amazon import VARIANTS as AMAZON_VARIANTS
 from gradcode.data.io import RawFile
 from gradcode.data.prepared import Built
 
-DEFAULT_SEED = 0
 N_ROWS = 32_769
 N_NEGATIVE = 1_897
 #: values seen this many times or fewer are counted exactly in ``Frequencies.tail``

@@ -71,7 +71,6 @@ UCI_FILES = (
     "gisette_valid.labels",
     "gisette.param",
 )
-LIBSVM_FILES = ("gisette_scale", "gisette_scale.t")
 VARIANTS = {
     "uci": "UCI files; train 6000 rows, test = the 1000 validation rows",
     "paper001": "UCI files; train = first 6552 of train+valid (paper 001's d), test = last 448",

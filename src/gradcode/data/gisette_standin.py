@@ -32,7 +32,6 @@ from gradcode.data.gisette import MAX_VALUE, N_FEATURES, PAPER_001_TRAIN_ROWS
 from gradcode.data.io import RawFile
 from gradcode.data.prepared import Built
 
-DEFAULT_SEED = 0
 DENSITY = 0.13
 # u ** (1 / a) has mean a / (a + 1); a = 4.31 puts the mean non-zero value near 811, so that
 # the mean entry is near GISETTE's 3,164,568,508 / (6000 * 5000) ~ 105.5 at 13% density

@@ -26,7 +26,6 @@ import numpy as np
 from gradcode.data.io import RawFile
 from gradcode.data.prepared import Built
 
-DEFAULT_SEED = 0
 #: variant -> (rows, features, test rows); "custom" takes them from the options
 LINEAR_VARIANTS = {
     "d7644-p6500": (7644, 6500, 0),

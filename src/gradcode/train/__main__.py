@@ -1,4 +1,5 @@
-"""``mpiexec -n N python -m gradcode.train RUN.yaml [--out DIR] [--fresh] [--check]``."""
+"""``mpiexec -n N python -m gradcode.train RUN.yaml [--out DIR] [--fresh]`` (validate a run file
+without MPI: ``gradcode train check RUN.yaml``)."""
 
 import sys
 

@@ -44,9 +44,3 @@ class SinglePort:
     def reset(self, now: float) -> None:
         """Forget queued work (its messages were dropped): the port is free from ``now``."""
         self.free_at = min(self.free_at, now)
-
-    def transfer_seconds(self, nbytes: int) -> float:
-        """Service time of one message of ``nbytes`` (0 without emulation)."""
-        if self.config is None:
-            return 0.0
-        return self.config.latency + nbytes / self.rate

@@ -73,11 +73,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--fresh", action="store_true", help="discard previous outputs instead of resuming"
     )
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="validate the configuration and the data, print the plan, train nothing",
-    )
     return parser.parse_args(argv)
 
 
@@ -104,19 +99,16 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
     """Phase 1 on rank 0; ``ConfigError`` (or a data ``ValueError``) on any problem."""
     config = load_config(args.run_file)
     plan = build_plan(config)
-    if not args.check:
-        check_world(plan, world_size)
+    check_world(plan, world_size)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
     out = output_dir(config, args.out)
-    resume = None
-    if not args.check:
-        if args.fresh:
-            discard_outputs(out)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ConfigError(f"output: cannot create {out} ({error.strerror})") from None
-        resume = checkpoints.load_latest(out / CHECKPOINT_DIR, config.fingerprint())
+    if args.fresh:
+        discard_outputs(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"output: cannot create {out} ({error.strerror})") from None
+    resume = checkpoints.load_latest(out / CHECKPOINT_DIR, config.fingerprint())
     return Setup(config, plan, data, out, resume)
 
 
@@ -149,11 +141,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if rank == 0:
             print(f"{PROGRAM}: error: {failure[0]}", file=sys.stderr, flush=True)
         return failure[1]
-    if args.check:
-        if rank == 0:
-            assert setup is not None
-            describe(setup)
-        return 0
     try:
         with single_threaded_blas(openmp=True):
             train(world, setup)
@@ -164,15 +151,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         world.Abort(1)
     return 0
-
-
-def describe(setup: Setup) -> None:
-    plan = setup.plan
-    print(
-        f"ok: {plan.config.scheme.name} {plan.scheme_params()} ({plan.topology}), "
-        f"n = {plan.workers} workers, k = {plan.partitions} partitions, "
-        f"{plan.world_size} MPI ranks; data {setup.data.describe()}"
-    )
 
 
 def train(world: MPI.Comm, setup: Setup | None) -> None:
