@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 import yaml
 
 from gradcode.errors import CLIError, UserError
+from gradcode.jsonable import to_jsonable
 
 
 def parse_scheme_params(tokens: Sequence[str]) -> dict[str, Any]:
@@ -83,18 +83,6 @@ def _compact(values: Sequence[int]) -> str:
     return " ".join(str(v) for v in values)
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def cmd_codes_list(_: argparse.Namespace, __: list[str]) -> int:
     from gradcode.codes import available, scheme_class
 
@@ -118,7 +106,7 @@ def cmd_codes_verify(args: argparse.Namespace, rest: list[str]) -> int:
     )
     if args.json:
         payload = report.as_dict() | {"passed": report.passed()}
-        print(json.dumps(_jsonable(payload), indent=2))
+        print(json.dumps(to_jsonable(payload, finite_only=True), indent=2))
     else:
         print(_format_report(report))
     return 0 if report.passed() else 1

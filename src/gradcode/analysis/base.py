@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcode.sim.table import _plain, format_value, sidecar_path, write_atomic
+from gradcode.atomic import write_atomic
+from gradcode.jsonable import to_jsonable
+from gradcode.sim.table import format_value, sidecar_path
 
 #: receives one human-readable progress line
 Progress = Callable[[str], None]
@@ -49,7 +51,7 @@ class Analysis:
         if not self.rows:
             raise ValueError("an analysis must produce at least one row")
         sidecar = sidecar_path(path)
-        write_atomic(sidecar, json.dumps(_plain(dict(self.meta)), indent=2) + "\n")
+        write_atomic(sidecar, json.dumps(to_jsonable(dict(self.meta)), indent=2) + "\n")
         write_atomic(path, self.render_csv())
         return Path(path), sidecar
 

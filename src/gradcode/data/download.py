@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gradcode.atomic import atomic_file
 from gradcode.data import amazon, gisette
 from gradcode.data.errors import DataError, OptionError
 
@@ -51,24 +52,15 @@ def _install(files: dict[str, bytes | Path], to: Path, overwrite: bool) -> list[
         for name, target in targets.items():
             if target.exists():
                 raise DataError(f"{name}: already exists in {to}; pass overwrite to replace it")
-    to.mkdir(parents=True, exist_ok=True)
-    staged: dict[str, Path] = {}
-    try:
+    # every file is staged before any is renamed: one failure leaves none of them behind
+    with contextlib.ExitStack() as staged:
         for name, content in files.items():
-            handle, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=to)
-            staged[name] = Path(temp)
-            with os.fdopen(handle, "wb") as stream:
-                if isinstance(content, Path):
-                    with open(content, "rb") as source:
-                        shutil.copyfileobj(source, stream)
-                else:
-                    stream.write(content)
-        for name, temp in staged.items():
-            os.replace(temp, targets[name])
-    finally:
-        for temp in staged.values():
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+            stream = staged.enter_context(atomic_file(targets[name], "wb"))
+            if isinstance(content, Path):
+                with open(content, "rb") as source:
+                    shutil.copyfileobj(source, stream)
+            else:
+                stream.write(content)
     return list(targets.values())
 
 

@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gradcode.atomic import atomic_file
+
 KINDS = ("simulation", "emulated cluster", "real cluster", "exact computation")
 
 
@@ -45,10 +47,7 @@ FIELDS = ("paper", "item", "quantity", "paper_value", "reproduced", "difference"
 
 def write_rows(path: str | Path, rows: list[Comparison]) -> None:
     """Write ``rows`` as CSV with the columns ``FIELDS`` (atomically)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as handle:
+    with atomic_file(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
         writer.writeheader()
         for row in rows:
@@ -57,4 +56,3 @@ def write_rows(path: str | Path, rows: list[Comparison]) -> None:
                 if isinstance(record[key], float):
                     record[key] = f"{record[key]:.6g}"
             writer.writerow(record)
-    tmp.replace(path)

@@ -20,14 +20,15 @@ import csv
 import io
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gradcode.atomic import write_atomic
+from gradcode.jsonable import to_jsonable
 
 #: fixed columns; a scheme parameter may not use these names
 FIXED = (
@@ -115,19 +116,7 @@ def format_value(value: Any) -> str:
         return format(float(value), ".10g")
     if isinstance(value, str):
         return value
-    return json.dumps(_plain(value), separators=(",", ":"))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | np.ndarray):
-        return [_plain(v) for v in value]
-    if isinstance(value, Fraction):
-        return str(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return json.dumps(to_jsonable(value), separators=(",", ":"))
 
 
 def render_csv(rows: Sequence[ResultRow]) -> str:
@@ -148,26 +137,12 @@ def sidecar_path(csv_path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.name + ".json")
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8, LF) to ``path`` via a temporary file in the same folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
-
-
 def write_table(
     path: str | os.PathLike[str], rows: Sequence[ResultRow], meta: Mapping[str, Any]
 ) -> tuple[Path, Path]:
     """Write the CSV and its JSON sidecar (``meta``, e.g. description and model); both paths."""
     sidecar = sidecar_path(path)
-    write_atomic(sidecar, json.dumps(_plain(meta), indent=2, sort_keys=False) + "\n")
+    write_atomic(sidecar, json.dumps(to_jsonable(meta), indent=2, sort_keys=False) + "\n")
     write_atomic(path, render_csv(rows))
     return Path(path), sidecar
 

@@ -12,7 +12,6 @@ checkpoint, never a torn one; the newest ``keep`` are kept.
 from __future__ import annotations
 
 import json
-import os
 import re
 import zipfile
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.atomic import atomic_file
 from gradcode.train.config import ConfigError
 
 PATTERN = re.compile(r"ckpt-(\d{8})\.npz")
@@ -56,28 +56,11 @@ def save(directory: Path, checkpoint: Checkpoint, keep: int) -> Path:
     if checkpoint.trajectory is not None:
         arrays["trajectory"] = checkpoint.trajectory
     final = directory / f"ckpt-{checkpoint.completed:08d}.npz"
-    write_atomic(final, lambda handle: np.savez(handle, **arrays))
+    with atomic_file(final, "wb", durable=True) as handle:
+        np.savez(handle, **arrays)
     for old in sorted(_listed(directory))[:-keep]:
         old[1].unlink(missing_ok=True)
     return final
-
-
-def write_atomic(path: Path, write) -> None:
-    """Call ``write(binary file)`` on a temporary beside ``path``, fsync, rename over ``path``."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    descriptor = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _listed(directory: Path) -> list[tuple[int, Path]]:

@@ -14,28 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.train.checkpoint import write_atomic
+from gradcode.atomic import atomic_file, write_atomic
+from gradcode.jsonable import to_jsonable
 
 LOG_FILE = "log.jsonl"
 SUMMARY_FILE = "summary.json"
 MODEL_FILE = "model.npy"
 TRAJECTORY_FILE = "trajectory.npy"
 RANKS_FILE = "ranks.json"
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` with numpy scalars, tuples and non-finite floats made JSON-safe."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 class RunLog:
@@ -53,11 +39,13 @@ class RunLog:
                 if isinstance(record, dict) and record.get("iteration", math.inf) < keep_below:
                     kept.append(line)
         text = "".join(line + "\n" for line in kept)
-        write_atomic(self.path, lambda handle: handle.write(text.encode()))
+        write_atomic(self.path, text)
         self._handle = open(self.path, "a")
 
     def write(self, record: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(jsonable(record), separators=(",", ":")) + "\n")
+        self._handle.write(
+            json.dumps(to_jsonable(record, finite_only=True), separators=(",", ":")) + "\n"
+        )
         self._handle.flush()
 
     def close(self) -> None:
@@ -71,9 +59,10 @@ def read_log(directory: str | Path) -> list[dict[str, Any]]:
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
-    text = json.dumps(jsonable(payload), indent=2, sort_keys=False) + "\n"
-    write_atomic(path, lambda handle: handle.write(text.encode()))
+    text = json.dumps(to_jsonable(payload, finite_only=True), indent=2, sort_keys=False) + "\n"
+    write_atomic(path, text)
 
 
 def write_array(path: Path, array: np.ndarray) -> None:
-    write_atomic(path, lambda handle: np.save(handle, array))
+    with atomic_file(path, "wb") as handle:
+        np.save(handle, array)

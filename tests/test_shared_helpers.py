@@ -1,0 +1,54 @@
+"""The shared helpers that have one home each: the atomic writer and the JSON sanitiser."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gradcode.atomic import atomic_file, write_atomic
+from gradcode.jsonable import to_jsonable
+
+
+def test_a_file_appears_whole_or_not_at_all(tmp_path):
+    target = tmp_path / "deep" / "table.csv"
+    write_atomic(target, "a,b\n1,2\n")
+    assert target.read_text() == "a,b\n1,2\n"
+    with pytest.raises(RuntimeError), atomic_file(target) as stream:
+        stream.write("half a table")
+        raise RuntimeError("killed mid-write")
+    assert target.read_text() == "a,b\n1,2\n"  # the old file, untouched
+    assert sorted(p.name for p in target.parent.iterdir()) == ["table.csv"]  # no temporary
+
+
+def test_bytes_durable_writes_and_permissions_follow_the_umask(tmp_path):
+    target = write_atomic(tmp_path / "blob.bin", b"\x00\x01", durable=True)
+    assert target.read_bytes() == b"\x00\x01"
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+    with atomic_file(tmp_path / "array.npy", "wb", durable=True) as handle:
+        np.save(handle, np.arange(3))
+    np.testing.assert_array_equal(np.load(tmp_path / "array.npy"), np.arange(3))
+    with pytest.raises(ValueError, match="mode"), atomic_file(tmp_path / "x", "a"):
+        pass
+
+
+def test_json_sanitiser_policies():
+    value = {
+        1: (np.int64(2), np.float64(0.5)),
+        "f": Fraction(4, 15),
+        "a": np.array([[1, 2]]),
+        "bad": [math.nan, np.float64(math.inf)],
+    }
+    kept = to_jsonable(value)
+    assert kept["1"] == [2, 0.5] and kept["f"] == "4/15" and kept["a"] == [[1, 2]]
+    assert math.isnan(kept["bad"][0]) and kept["bad"][1] == math.inf
+    strict = to_jsonable(value, finite_only=True)
+    assert strict["bad"] == [None, None]
+    json.dumps(strict, allow_nan=False)  # strict JSON
