@@ -7,7 +7,6 @@ The fixtures that wrap these live in ``tests/data/conftest.py`` and ``tests/trai
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -15,10 +14,9 @@ import pytest
 
 from gradcode.data import prepare
 from gradcode.data.cli import add_parser
+from gradcode.data.location import DATA_DIR_ENV, data_root
 from gradcode.errors import CLIError
 from tests.helpers.formats import generate
-
-DATA_DIR_ENV = "GRADCODE_DATA_DIR"
 
 
 def small_logistic(out: Path) -> Path:
@@ -41,8 +39,8 @@ def format_fixtures(root: Path) -> Path:
 
 def real_file(*parts: str) -> Path:
     """A file under $GRADCODE_DATA_DIR, or skip the test saying what is missing."""
-    root = os.environ.get(DATA_DIR_ENV)
-    if not root:
+    root = data_root()
+    if root is None:
         pytest.skip(f"{DATA_DIR_ENV} is not set: the real data files are not available")
     path = Path(root, *parts)
     if not path.is_file():

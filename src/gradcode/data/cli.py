@@ -8,17 +8,13 @@ into the one-line ``CLIError``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from gradcode.data.errors import DataError, OptionError
+from gradcode.data.location import DATA_DIR_ENV, raw_dirs
 from gradcode.errors import CLIError
-
-#: environment variable naming the folder that holds amazon/ and gisette/ (the CI's datasets)
-DATA_DIR_ENV = "GRADCODE_DATA_DIR"
 
 Handler = Callable[[argparse.Namespace, list[str]], int]
 
@@ -65,13 +61,7 @@ def cmd_list(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _default_raw(name: str) -> list[str]:
-    from gradcode.data.registry import DATASETS
-
-    spec = DATASETS.get(name)
-    root = os.environ.get(DATA_DIR_ENV)
-    if spec is None or spec.raw_subdir is None or not root:
-        return []
-    return [str(Path(root) / spec.raw_subdir)]
+    return [str(path) for path in raw_dirs(name)]
 
 
 @_guarded

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 
 from gradcode.data import DataError, OptionError, load_prepared, partition_rows, prepare
+from gradcode.data.location import raw_dirs
 from gradcode.data.prepared import PreparedData
 from gradcode.models.base import Matrix
 from gradcode.train.config import ConfigError, DataConfig
 
 #: environment variables: where raw inputs live (as for `gradcode data`), where to cache
-DATA_DIR_ENV = "GRADCODE_DATA_DIR"
 CACHE_ENV = "GRADCODE_CACHE_DIR"
 
 TASKS = {"logistic": "classification", "linear": "regression"}
@@ -126,8 +126,8 @@ def _prepared(config: DataConfig) -> PreparedData:
     directory = _cache_root(config) / f"{config.dataset}-{variant}-{digest}"
     if not (directory / "meta.json").is_file():
         raw = list(config.raw)
-        if not raw and spec.raw_subdir and os.environ.get(DATA_DIR_ENV):
-            raw = [str(Path(os.environ[DATA_DIR_ENV]) / spec.raw_subdir)]
+        if not raw:
+            raw = [str(path) for path in raw_dirs(config.dataset)]
         try:
             return prepare(
                 config.dataset, directory, raw=raw, variant=variant, seed=seed, **options

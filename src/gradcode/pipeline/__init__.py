@@ -1,0 +1,15 @@
+"""What the workflow runs, computed from its config: a room of its own above ``train`` and
+``data``, below the workflow.
+
+``workflow/rules/common.smk`` is glue: it hands the config to these modules and exposes what
+they return to the rules. One idea per module:
+
+- ``runs``: the training runs of run files and experiments, validated at DAG construction
+  (``TrainingRuns``);
+- ``stand_ins``: which data set a run really trains on (the real one, or its labelled
+  stand-in when the raw files are absent);
+- ``figures``: the figure registry (``workflow/figures.yaml``, validated by its schema) and
+  which figures a config produces, with the ones it leaves out named.
+
+Nothing below this package imports it.
+"""

@@ -1,0 +1,120 @@
+"""The figure registry and the figures a workflow config produces.
+
+The registry is data (``workflow/figures.yaml``, checked against its JSON schema): every
+figure's notebook and the files it reads, the figure drawn from the run files, and the figures
+of each experiment. ``FigureTable.build`` adds the runs a config trains; ``active`` lists the
+figures whose inputs the config asks for and ``left_out`` each other one with the input it
+lacks, so that no figure disappears without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from gradcode.pipeline.runs import TrainingRuns
+from gradcode.yamlfile import read_yaml
+
+
+class RegistryError(ValueError):
+    """The figure registry does not match its schema or its notebooks."""
+
+
+def load_registry(path: str | Path, schema: str | Path) -> dict[str, Any]:
+    """The registry at ``path``, validated by ``schema``; ``RegistryError`` naming the key."""
+    registry = read_yaml(path, RegistryError)
+    try:
+        jsonschema.validate(registry, read_yaml(schema, RegistryError))
+    except jsonschema.ValidationError as error:
+        where = ".".join(str(part) for part in error.absolute_path) or "(top)"
+        raise RegistryError(f"{Path(path).name}: {where}: {error.message}") from None
+    return registry
+
+
+def summaries(run_ids: Iterable[str]) -> list[str]:
+    return [f"results/train/{run}/summary.json" for run in run_ids]
+
+
+@dataclass
+class FigureTable:
+    """``inputs``: figure -> notebook parameter -> file (or files); ``notebooks``: figure ->
+    notebook name."""
+
+    inputs: dict[str, dict[str, str | list[str]]] = field(default_factory=dict)
+    notebooks: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, registry: Mapping[str, Any], runs: TrainingRuns) -> FigureTable:
+        table = cls()
+        for figure, entry in registry["figures"].items():
+            table._add(figure, figure, dict(entry["inputs"]))
+        plain = runs.plain_runs()
+        if plain:
+            table._add(registry["training"], registry["training"], {"runs": summaries(plain)})
+        for experiment, run_ids in runs.experiments.items():
+            default = experiment.replace("-", "_")
+            entries = registry["experiments"].get(
+                experiment, [{"figure": default, "notebook": default}]
+            )
+            for entry in entries:
+                inputs = {
+                    "runs": summaries(run_ids),
+                    "experiment": runs.experiment_files[experiment],
+                    **entry.get("inputs", {}),
+                }
+                table._add(entry["figure"], entry["notebook"], inputs)
+        return table
+
+    def _add(self, figure: str, notebook: str, inputs: dict[str, Any]) -> None:
+        if figure in self.inputs:
+            raise RegistryError(f"figure {figure!r} is registered twice")
+        self.inputs[figure] = inputs
+        self.notebooks[figure] = notebook
+
+    def missing(self, figure: str, wanted: set[str]) -> list[str]:
+        """The inputs of ``figure`` that the config does not produce."""
+        files: list[str] = []
+        for value in self.inputs[figure].values():
+            files += [value] if isinstance(value, str) else list(value)
+        return [f for f in files if f not in wanted]
+
+    def active(self, wanted: set[str]) -> list[str]:
+        """Figures every input of which is in ``wanted`` (the files the config produces)."""
+        return sorted(f for f in self.inputs if not self.missing(f, wanted))
+
+    def left_out(self, wanted: set[str]) -> dict[str, str]:
+        """Every other registered figure -> the first input it lacks."""
+        return {
+            f: self.missing(f, wanted)[0] for f in sorted(self.inputs) if self.missing(f, wanted)
+        }
+
+
+def wanted_files(config: Mapping[str, Any], runs: TrainingRuns) -> set[str]:
+    """The files a workflow config produces that figures may read."""
+    wanted = {f"results/sim/{p}.csv" for p in config["simulate"]["presets"]}
+    wanted |= {f"results/analysis/{a}.csv" for a in config["analyze"]["names"]}
+    wanted |= {"results/codes/stability.csv"}
+    wanted |= set(summaries(runs.runs))
+    wanted |= set(runs.experiment_files.values())
+    return wanted
+
+
+def check_notebooks(registry: Mapping[str, Any], notebooks: Iterable[str]) -> None:
+    """``RegistryError`` unless the registry's notebooks and the notebook files match."""
+    named = set(registry["figures"]) | {registry["training"]}
+    named |= {
+        entry["notebook"] for entries in registry["experiments"].values() for entry in entries
+    }
+    present = set(notebooks)
+    if named - present:
+        raise RegistryError(
+            f"figures.yaml names notebooks that do not exist: {sorted(named - present)}"
+        )
+    if present - named:
+        raise RegistryError(
+            f"notebooks no figure uses (add them to figures.yaml): {sorted(present - named)}"
+        )

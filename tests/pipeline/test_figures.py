@@ -1,0 +1,71 @@
+"""The figure registry is data checked by its schema, and no figure is dropped silently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gradcode.pipeline.figures import (
+    FigureTable,
+    RegistryError,
+    check_notebooks,
+    load_registry,
+    wanted_files,
+)
+from gradcode.pipeline.runs import collect_runs
+
+ROOT = Path(__file__).resolve().parents[2]
+REGISTRY = ROOT / "workflow" / "figures.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "figures.schema.yaml"
+NOTEBOOKS = [p.stem for p in (ROOT / "workflow" / "notebooks").glob("*.py")]
+
+
+def _table(config_name: str) -> tuple[FigureTable, set[str]]:
+    config = yaml.safe_load((ROOT / "config" / config_name).read_text())
+    train = config["train"]
+    runs = collect_runs(train["runs"], train["experiments"], ROOT)
+    return FigureTable.build(load_registry(REGISTRY, SCHEMA), runs), wanted_files(config, runs)
+
+
+def test_every_notebook_has_a_figure_and_every_figure_a_notebook():
+    check_notebooks(load_registry(REGISTRY, SCHEMA), NOTEBOOKS)
+    with pytest.raises(RegistryError, match=r"no figure uses.*extra"):
+        check_notebooks(load_registry(REGISTRY, SCHEMA), [*NOTEBOOKS, "extra"])
+    with pytest.raises(RegistryError, match=r"do not exist.*stability"):
+        check_notebooks(load_registry(REGISTRY, SCHEMA), [n for n in NOTEBOOKS if n != "stability"])
+
+
+@pytest.mark.parametrize("config_name", ["config.yaml", "paper.yaml"])
+def test_the_default_and_paper_configs_draw_every_registered_figure(config_name):
+    table, wanted = _table(config_name)
+    assert table.left_out(wanted) == {}
+    registry = load_registry(REGISTRY, SCHEMA)
+    assert set(registry["figures"]) | {registry["training"]} <= set(table.active(wanted))
+
+
+def test_a_smaller_config_names_each_figure_it_leaves_out():
+    table, wanted = _table("smoke.yaml")
+    left = table.left_out(wanted)
+    assert left["coded_reduce_fig2"] == "results/sim/coded-reduce.csv"
+    assert set(left).isdisjoint(table.active(wanted))
+    assert set(left) | set(table.active(wanted)) == set(table.inputs)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"figures": {"x": {"inputs": {}}}}, r"figures\.x\.inputs"),
+        ({"figures": {"x": {"inputs": {"runs": "results/a.csv"}}}}, r"figures\.x\.inputs"),
+        ({"figures": {"x": {"inputs": {"t": "/etc/passwd"}}}}, r"figures\.x\.inputs\.t"),
+        ({"figure": {}}, r"\(top\)"),
+        ({"experiments": {"e": [{"figure": "f"}]}}, r"experiments\.e\.0"),
+    ],
+)
+def test_a_bad_registry_is_one_line_naming_the_key(tmp_path, change, message):
+    registry = yaml.safe_load(REGISTRY.read_text()) | change
+    path = tmp_path / "figures.yaml"
+    path.write_text(yaml.safe_dump(registry))
+    with pytest.raises(RegistryError, match=message):
+        load_registry(path, SCHEMA)
