@@ -7,9 +7,9 @@ import pytest
 
 from gradcode.codes import build
 from gradcode.timing import model_from_spec
-from gradcode.train.analysis import implied_iteration_time
 from gradcode.train.config import load_config
 from gradcode.train.plan import build_plan
+from gradcode.train.timings import implied_iteration_time
 from tests.helpers.mpi import base_run, run_config
 
 pytestmark = pytest.mark.mpi

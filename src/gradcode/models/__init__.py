@@ -17,7 +17,7 @@ from gradcode.models.base import Model
 from gradcode.models.linear import LinearRegression
 from gradcode.models.logistic import LogisticRegression
 
-MODELS: dict[str, type[Model]] = {
+ML_MODELS: dict[str, type[Model]] = {
     LogisticRegression.kind: LogisticRegression,
     LinearRegression.kind: LinearRegression,
 }
@@ -25,9 +25,9 @@ MODELS: dict[str, type[Model]] = {
 
 def build(kind: str) -> Model:
     """The model ``kind`` (``logistic`` or ``linear``); ``ValueError`` naming the choices."""
-    if kind not in MODELS:
-        raise UnknownNameError("model", kind, MODELS)
-    return MODELS[kind]()
+    if kind not in ML_MODELS:
+        raise UnknownNameError("model", kind, ML_MODELS)
+    return ML_MODELS[kind]()
 
 
-__all__ = ["MODELS", "LinearRegression", "LogisticRegression", "Model", "build"]
+__all__ = ["ML_MODELS", "LinearRegression", "LogisticRegression", "Model", "build"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradcode.sim.spec import SchemeConfig, Spec
+from gradcode.sim.spec import SchemeEntry, Spec
 from gradcode.sim.stats import Moments
 from gradcode.sim.table import ResultRow
 from gradcode.timing.model import Draws, TimingModel
@@ -88,7 +88,7 @@ class _DrawCache:
 
 
 def estimate(
-    config: SchemeConfig,
+    config: SchemeEntry,
     model: TimingModel,
     cache: _DrawCache,
     *,

@@ -5,7 +5,7 @@ A spec is a mapping (a YAML file, or a preset's dict of the same shape)::
     name: my-study                 # optional (a file's stem by default)
     description: what and why      # optional, copied to the output's sidecar
     source: paper 000, Table 3     # optional
-    model: master-worker           # a name in gradcode.timing.MODELS
+    model: master-worker           # a name in gradcode.timing.TIMING_MODELS
     parameters: {lambda1: 0.8, t1: 1.6, lambda2: 0.1, t2: 6}
     length: 343474                 # optional gradient length: adds the floats column
     confidence: 0.95               # optional level of the confidence intervals
@@ -35,7 +35,7 @@ from typing import Any
 
 from gradcode.codes import GradientCode, build
 from gradcode.errors import UserError
-from gradcode.timing import MODELS, TimingModel, model_from_spec
+from gradcode.timing import TIMING_MODELS, TimingModel, model_from_spec
 from gradcode.yamlfile import read_yaml
 
 TOP_KEYS = ("name", "description", "source", "model", "parameters", "length", "confidence")
@@ -48,7 +48,7 @@ class SpecError(UserError):
 
 
 @dataclass(frozen=True)
-class SchemeConfig:
+class SchemeEntry:
     """One row of the result table: a built scheme and how the spec named it."""
 
     label: str
@@ -68,7 +68,7 @@ class Spec:
     model: TimingModel
     length: int | None
     confidence: float
-    schemes: tuple[SchemeConfig, ...]
+    schemes: tuple[SchemeEntry, ...]
     raw: dict[str, Any]
 
 
@@ -100,8 +100,8 @@ def load_spec(data: Any, *, origin: str, default_name: str = "spec") -> Spec:
         texts[key] = value
     if not isinstance(data["model"], str):
         raise fail("model", f"must be a model name (got {data['model']!r})")
-    if data["model"] not in MODELS:
-        available = ", ".join(sorted(MODELS))
+    if data["model"] not in TIMING_MODELS:
+        available = ", ".join(sorted(TIMING_MODELS))
         raise fail("model", f"unknown model {data['model']!r} (available: {available})")
     try:
         model = model_from_spec(data["model"], data["parameters"])
@@ -127,7 +127,7 @@ def load_spec(data: Any, *, origin: str, default_name: str = "spec") -> Spec:
     for index, entry in enumerate(entries):
         where = f"schemes[{index}]"
         try:
-            schemes += _scheme_configs(entry, model, where)
+            schemes += _scheme_entries(entry, model, where)
         except SpecError as error:
             raise fail(*str(error).split(": ", 1)) from None
     return Spec(
@@ -143,7 +143,7 @@ def load_spec(data: Any, *, origin: str, default_name: str = "spec") -> Spec:
     )
 
 
-def _scheme_configs(entry: Any, model: TimingModel, where: str) -> list[SchemeConfig]:
+def _scheme_entries(entry: Any, model: TimingModel, where: str) -> list[SchemeEntry]:
     if not isinstance(entry, Mapping):
         raise SpecError(f"{where}: must be a mapping with a scheme key (got {entry!r})")
     for key in entry:
@@ -184,7 +184,7 @@ def _scheme_configs(entry: Any, model: TimingModel, where: str) -> list[SchemeCo
         except ValueError as error:
             raise SpecError(f"{where}: {error}") from None
         configs.append(
-            SchemeConfig(label, name, scheme, None if reference is None else float(reference))
+            SchemeEntry(label, name, scheme, None if reference is None else float(reference))
         )
     return configs
 

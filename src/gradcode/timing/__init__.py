@@ -7,7 +7,7 @@
   Ring-AllReduce (the ``ring-allreduce`` code);
 - ``exact``: closed-form expectations of order statistics, to test the Monte Carlo.
 
-``MODELS`` maps the names used in simulation specs to the classes; ``model_from_spec`` builds
+``TIMING_MODELS`` maps the names used in simulation specs to the classes; ``model_from_spec`` builds
 one from its name and parameter mapping. See ``model`` for the interface.
 """
 
@@ -21,7 +21,7 @@ from gradcode.timing.master_worker import MasterWorkerModel
 from gradcode.timing.model import Outcome, TimingModel
 from gradcode.timing.single_port import SinglePortModel
 
-MODELS: dict[str, type[TimingModel]] = {
+TIMING_MODELS: dict[str, type[TimingModel]] = {
     MasterWorkerModel.name: MasterWorkerModel,
     SinglePortModel.name: SinglePortModel,
 }
@@ -29,13 +29,13 @@ MODELS: dict[str, type[TimingModel]] = {
 
 def model_from_spec(name: str, params: Mapping[str, Any]) -> TimingModel:
     """The model ``name`` with parameters ``params``; ``ValueError`` naming the bad key."""
-    if name not in MODELS:
-        raise UnknownNameError("model", name, MODELS)
-    return MODELS[name].from_params(params)
+    if name not in TIMING_MODELS:
+        raise UnknownNameError("model", name, TIMING_MODELS)
+    return TIMING_MODELS[name].from_params(params)
 
 
 __all__ = [
-    "MODELS",
+    "TIMING_MODELS",
     "MasterWorkerModel",
     "Outcome",
     "SinglePortModel",

@@ -10,7 +10,7 @@ message layouts), ``transport`` (non-blocking receive ports and send queues), ``
 ``worker``, ``tree`` (CodedReduce sub-communicators), ``ring`` (Ring-AllReduce), ``stragglers``
 (injected delays), ``bandwidth`` (single-port receivers), ``session`` (rank 0's optimizer state,
 metrics, outputs), ``checkpoint``, ``log``, ``shutdown``, ``reference`` (the uncoded run
-computed serially, for tests and comparisons), ``analysis`` (what logged timings imply, and
+computed serially, for tests and comparisons), ``timings`` (what logged timings imply, and
 what the simulator predicts for the injected delays), ``launch`` (starting jobs from Python)
 and ``cli`` (``gradcode train check|command|run``).
 

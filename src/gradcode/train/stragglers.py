@@ -44,6 +44,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gradcode.timing import TIMING_MODELS, model_from_spec
+
 #: second word of the straggler generators' seed, so no other stream of the run repeats them
 STREAM = 0x57A6
 
@@ -175,8 +177,6 @@ class TimingModelDelays(DelaySource):
         time_unit: float,
     ) -> None:
         super().__init__(workers, partitions, seed, time_unit)
-        from gradcode.timing import model_from_spec
-
         self.name = model
         try:
             self.model = model_from_spec(model, params)
@@ -215,8 +215,6 @@ def _rename(message: str) -> str:
 SOURCES: dict[str, type[DelaySource]] = {
     source.name: source for source in (NoDelays, FixedDelays, RandomSet)
 }
-#: models of the simulator (gradcode.timing) usable as straggler models
-TIMING_MODELS = ("master-worker", "single-port")
 
 
 def build_source(
