@@ -52,3 +52,30 @@ def test_json_sanitiser_policies():
     strict = to_jsonable(value, finite_only=True)
     assert strict["bad"] == [None, None]
     json.dumps(strict, allow_nan=False)  # strict JSON
+
+
+def test_lru_cache_keeps_the_most_recently_used_within_its_bound():
+    from gradcode.lru import LRUCache
+
+    cache: LRUCache[str] = LRUCache(2)
+    cache.put("a", "A")
+    cache.put("b", "B")
+    assert cache.get("a") == "A"  # a is now the most recent
+    cache.put("c", "C")
+    assert "b" not in cache and cache.get("a") == "A" and len(cache) == 2
+    computed = []
+    assert cache.get_or_compute("d", lambda: computed.append(1) or "D") == "D"
+    assert cache.get_or_compute("d", lambda: computed.append(1) or "X") == "D"
+    assert computed == [1]
+
+
+def test_a_weighted_lru_cache_bounds_the_total_and_never_keeps_an_oversized_entry():
+    from gradcode.lru import LRUCache
+
+    cache: LRUCache[bytes] = LRUCache(10, weight=len)
+    cache.put(1, b"x" * 6)
+    cache.put(2, b"x" * 4)
+    assert cache.total == 10
+    cache.put(3, b"x" * 5)  # evicts 1 (6 bytes), keeps 2
+    assert 1 not in cache and 2 in cache and cache.total == 9
+    assert cache.put(4, b"x" * 11) == b"x" * 11 and 4 not in cache

@@ -19,12 +19,12 @@ printed as each configuration finishes.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from gradcode.lru import LRUCache
 from gradcode.sim.spec import SchemeEntry, Spec
 from gradcode.sim.stats import Moments
 from gradcode.sim.table import ResultRow
@@ -62,29 +62,22 @@ class _DrawCache:
     def __init__(
         self, model: TimingModel, seeds: list[np.random.SeedSequence], budget: int
     ) -> None:
-        self.model, self.seeds, self.budget = model, seeds, budget
-        self.entries: OrderedDict[tuple[int, int], Draws] = OrderedDict()
-        self.size = 0
+        self.model, self.seeds = model, seeds
+        self.entries: LRUCache[Draws] = LRUCache(
+            budget, weight=lambda draws: sum(array.nbytes for array in draws.values())
+        )
 
     def get(self, chunk: _Chunk, workers: int) -> Draws:
-        key = (chunk.index, workers)
-        hit = self.entries.get(key)
-        if hit is not None:
-            self.entries.move_to_end(key)
-            return hit
-        parts = [
-            self.model.sample(np.random.Generator(np.random.PCG64(self.seeds[b])), size, workers)
-            for b, size in zip(chunk.blocks, chunk.sizes, strict=True)
-        ]
-        draws = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-        nbytes = sum(array.nbytes for array in draws.values())
-        while self.entries and self.size + nbytes > self.budget:
-            _, old = self.entries.popitem(last=False)
-            self.size -= sum(array.nbytes for array in old.values())
-        if nbytes <= self.budget:
-            self.entries[key] = draws
-            self.size += nbytes
-        return draws
+        def draw() -> Draws:
+            parts = [
+                self.model.sample(
+                    np.random.Generator(np.random.PCG64(self.seeds[b])), size, workers
+                )
+                for b, size in zip(chunk.blocks, chunk.sizes, strict=True)
+            ]
+            return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+        return self.entries.get_or_compute((chunk.index, workers), draw)
 
 
 def estimate(
