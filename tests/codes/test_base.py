@@ -17,6 +17,7 @@ def test_available_lists_every_scheme_of_the_issue():
         "ye-abbe",
         "binary",
         "heterogeneous",
+        "heterogeneous-poly",
         "berrut",
         "gc-mmc",
         "coded-reduce",

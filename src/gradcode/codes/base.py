@@ -28,6 +28,12 @@ Shapes (``l`` is the gradient length, ``L = m * ceil(l / m)`` the padded length)
 - a message: ``(ceil(l / m),)``.
 - ``decode(...)``: ``(l,)``.
 
+Codes whose messages are matrices (``capabilities.message == "matrix"``) take a gradient of
+``l = d * d`` numbers, each partial a ``d x d`` matrix flattened row-major, send ``d x d``
+matrices flattened the same way (``message_length(l) = l``) and refuse other lengths
+(``ParameterError`` from ``message_length``). Such a code may decode a function of the sum
+rather than the sum; ``reference`` says which.
+
 Linear codes (most of them) are described by an encoding tensor ``E`` of shape
 ``(num_keys, k, m)``: the message with key index ``q`` is ``sum_{p,u} E[q, p, u] * g_p[u]``,
 where ``g_p[u]`` is the ``u``-th of the ``m`` equal chunks of partial gradient ``p``. Decoding a
@@ -404,6 +410,17 @@ class GradientCode(ABC):
         length = self.instance_length(instance)
         return self.decode_result(self.pattern_messages(instance, pattern, rng), length)
 
+    def reference(self, total: np.ndarray) -> np.ndarray:
+        """What ``decode`` returns when the ``k`` partial gradients sum to ``total`` ``(l,)``.
+
+        The identity for a gradient code. A code that decodes a *function* of the sum
+        (``heterogeneous-poly``: a matrix polynomial ``h`` of the ``d x d`` sum, flattened)
+        overrides it with a direct computation that shares nothing with its encoder or
+        decoder; the verification harness and the runtime's serial reference apply it to
+        their own sum of the partials, so they never ask which scheme a code is.
+        """
+        return total
+
     def instance_length(self, instance: Any) -> int:
         """Gradient length of a ``random_instance``."""
         return int(instance.shape[1])
@@ -553,6 +570,10 @@ class LinearCode(GradientCode):
         Returns the keys actually used and ``A`` of shape ``(m, len(used))``. The generic
         solver uses least squares on the encoding rows and checks the residual.
         """
+        if not keys:
+            raise NotDecodableError(
+                f"{self.name}: no messages in hand", needed=max(self.min_responders(), 1)
+            )
         rows = np.stack([self._encoding[self._key_index[key]] for key in keys])  # (R, k, m)
         system = rows.transpose(0, 2, 1).reshape(len(keys), self.m * self.k)  # (R, m*k)
         solution, *_ = np.linalg.lstsq(system.T, self._target.T, rcond=None)

@@ -580,44 +580,73 @@ class HeterogeneousCode(UniversalPolynomialCode):
 
     def _parity_checks(self, keys: tuple[MessageKey, ...]) -> np.ndarray:
         """Orthonormal rows ``(M - D - 1, M)`` orthogonal to degree-``D`` polynomials."""
-
-        def checks() -> np.ndarray:
-            nodes = self._alpha[list(keys)]
-            return _complement(np.polynomial.chebyshev.chebvander(nodes, self.degree)).T
-
-        return self._parity.get_or_compute(keys, checks)
+        return self._parity.get_or_compute(
+            keys, lambda: parity_checks(self._alpha[list(keys)], self.degree)
+        )
 
     def _correct(
         self, keys: tuple[MessageKey, ...], vectors: list[np.ndarray]
     ) -> tuple[tuple[MessageKey, ...], tuple[MessageKey, ...]]:
         """Split ``keys`` into ``(clean responders to decode from, corrupted responders)``."""
-        count = len(keys)
-        spare = count - self.degree - 1
-        checks = self._parity_checks(keys)  # (spare, M)
-        rng = np.random.default_rng([count, self.degree, 20240531])
-        mixing = rng.standard_normal((spare, self.a + 1))
-        mixing /= np.linalg.norm(mixing, axis=0)
-        projector = mixing.T @ checks  # (T, M), unit rows
-        syndromes = np.empty((projector.shape[0], vectors[0].size))
-        for row in range(projector.shape[0]):
-            linear_combination(syndromes[row], projector[row], vectors)
-        total = math.sqrt(sum(float(v @ v) for v in vectors))
-        size = float(np.linalg.norm(syndromes)) / math.sqrt(projector.shape[0])
-        if not size > self.detection_tol * total:
-            return keys, ()
-        projected = np.array([syndromes @ vector for vector in vectors])  # (M, T)
-        nodes = self._alpha[list(keys)]
-        located = _locate_errors(nodes, projected, self.degree, self.a, self.detection_tol)
-        if located is None:
-            raise NotDecodableError(
-                f"{self.name}: more than a = {self.a} of the {count} responses are corrupted "
-                "(detected, not correctable)",
-                needed=None,
-            )
-        suspects, residuals = located
-        bad = tuple(keys[row] for row, flag in zip(suspects, residuals, strict=True) if flag)
-        clean = tuple(key for row, key in enumerate(keys) if row not in set(suspects))
-        return clean, bad
+        return correct_errors(
+            self.name,
+            keys,
+            vectors,
+            self._alpha[list(keys)],
+            self.degree,
+            self.a,
+            self.detection_tol,
+            self._parity_checks(keys),
+        )
+
+
+def parity_checks(nodes: np.ndarray, degree: int) -> np.ndarray:
+    """Orthonormal rows ``(M - D - 1, M)`` orthogonal to degree-``D`` polynomials on ``nodes``."""
+    return _complement(np.polynomial.chebyshev.chebvander(nodes, degree)).T
+
+
+def correct_errors(
+    scheme: str,
+    keys: tuple[MessageKey, ...],
+    vectors: list[np.ndarray],
+    nodes: np.ndarray,
+    degree: int,
+    a: int,
+    tol: float,
+    checks: np.ndarray,
+) -> tuple[tuple[MessageKey, ...], tuple[MessageKey, ...]]:
+    """Steps 1-3 of the module docstring's decoder: ``(clean keys, corrupted keys)``.
+
+    ``vectors[q]`` (all of one length) is the value at ``nodes[q]`` of a polynomial of degree
+    ``degree`` (entrywise), up to ``a`` of them corrupted; ``checks`` is
+    ``parity_checks(nodes, degree)``; ``tol`` the relative syndrome size that counts as
+    round-off. Raises ``NotDecodableError`` when more corruption is found than ``a``.
+    """
+    count = len(keys)
+    spare = count - degree - 1
+    rng = np.random.default_rng([count, degree, 20240531])
+    mixing = rng.standard_normal((spare, a + 1))
+    mixing /= np.linalg.norm(mixing, axis=0)
+    projector = mixing.T @ checks  # (T, M), unit rows
+    syndromes = np.empty((projector.shape[0], vectors[0].size))
+    for row in range(projector.shape[0]):
+        linear_combination(syndromes[row], projector[row], vectors)
+    total = math.sqrt(sum(float(v @ v) for v in vectors))
+    size = float(np.linalg.norm(syndromes)) / math.sqrt(projector.shape[0])
+    if not size > tol * total:
+        return keys, ()
+    projected = np.array([syndromes @ vector for vector in vectors])  # (M, T)
+    located = _locate_errors(nodes, projected, degree, a, tol)
+    if located is None:
+        raise NotDecodableError(
+            f"{scheme}: more than a = {a} of the {count} responses are corrupted "
+            "(detected, not correctable)",
+            needed=None,
+        )
+    suspects, residuals = located
+    bad = tuple(keys[row] for row, flag in zip(suspects, residuals, strict=True) if flag)
+    clean = tuple(key for row, key in enumerate(keys) if row not in set(suspects))
+    return clean, bad
 
 
 def _locate_errors(

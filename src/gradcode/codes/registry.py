@@ -17,6 +17,7 @@ SCHEMES: dict[str, str] = {
     "ye-abbe": "ye_abbe:YeAbbe",
     "binary": "binary:BinaryCode",
     "heterogeneous": "heterogeneous:HeterogeneousCode",
+    "heterogeneous-poly": "heterogeneous_poly:HeterogeneousPolyCode",
     "berrut": "berrut:BerrutCode",
     "gc-mmc": "gc_mmc:GCMMC",
     "coded-reduce": "coded_reduce:CodedReduce",

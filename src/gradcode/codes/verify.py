@@ -1,8 +1,12 @@
 """Verification harness: decode every claimed straggler pattern and compare with a plain sum.
 
-The reference gradient is ``partials.sum(axis=0)`` computed here, never by the code under test.
-The support of every worker's encoding is probed: each of its partials is fed alone, and the
-partitions whose partial changes some message must be exactly ``partitions(worker)``.
+The reference gradient is ``partials.sum(axis=0)`` computed here, never by the code under test,
+passed through the code's ``reference`` (the identity, except for a code that decodes a
+function of the sum: ``heterogeneous-poly`` computes ``h`` of the matrix sum by numpy matrix
+powers, independently of its encoder and decoder). The support of every worker's encoding is
+probed: each of its partials is fed alone, and the partitions whose partial changes some
+message (from its value on all-zero partials: a non-linear code's need not be zero) must be
+exactly ``partitions(worker)``. Codes with matrix messages get a square gradient length.
 """
 
 from __future__ import annotations
@@ -44,15 +48,26 @@ class VerificationReport:
         return asdict(self)
 
 
+def gradient_length(code: GradientCode, length: int) -> int:
+    """``length``, or the smallest square ``d * d >= length`` for a code whose messages are
+    ``d x d`` matrices (``capabilities.message == "matrix"``)."""
+    if code.capabilities.message == "matrix":
+        side = math.isqrt(max(length, 1) - 1) + 1
+        return side * side
+    return length
+
+
 def probe_support(code: GradientCode, worker: int, rng: np.random.Generator) -> set[int]:
     """Partitions of ``worker`` whose partial changes at least one of its messages."""
     parts = code.partitions(worker)
+    width = gradient_length(code, 8)
+    baseline = code.encode_all(worker, np.zeros((len(parts), width)))
     used: set[int] = set()
     for row, partition in enumerate(parts):
-        partials = np.zeros((len(parts), 8))
-        partials[row] = rng.standard_normal(8)
+        partials = np.zeros((len(parts), width))
+        partials[row] = rng.standard_normal(width)
         messages = code.encode_all(worker, partials)
-        if any(np.any(message != 0) for message in messages.values()):
+        if any(np.any(messages[key] != baseline[key]) for key in messages):
             used.add(partition)
     return used
 
@@ -68,9 +83,11 @@ def verify(
 ) -> VerificationReport:
     """Check ``decode`` on the patterns ``code.patterns`` yields.
 
-    ``length`` defaults to a prime so that message padding (``m > 1``) is exercised.
+    ``length`` defaults to a prime so that message padding (``m > 1``) is exercised (codes
+    with matrix messages: the next square, 49).
     """
     rng = np.random.default_rng(seed)
+    length = gradient_length(code, length)
     total = code.count_patterns()
     if exhaustive is None:
         exhaustive = total <= EXHAUSTIVE_LIMIT
@@ -85,7 +102,7 @@ def verify(
                 f"declared {sorted(code.partitions(worker))}"
             )
     instance, partials = code.random_instance(rng, length)
-    reference = partials.sum(axis=0)
+    reference = code.reference(partials.sum(axis=0))
     scale = float(np.linalg.norm(reference)) or 1.0
     worst_error = 0.0
     worst_condition = 0.0

@@ -49,6 +49,7 @@ def cmd_check(args: argparse.Namespace, rest: list[str]) -> int:
     config = plan.config
     try:
         data = load_training_data(config.data, plan.partitions, config.model.kind)
+        plan.check_features(data.features)
     except ValueError as error:
         raise _cli_error(str(error)) from None
     print(f"scheme       {config.scheme.name} {plan.scheme_params()} ({plan.topology})")

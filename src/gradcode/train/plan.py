@@ -18,6 +18,11 @@ The topology and every scheme-dependent choice come from the code's declared
 - ``ring``: Ring-AllReduce over ranks ``1..n``; rank 0 only logs and checkpoints.
 
 Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``.
+A code with ``capabilities.message == "matrix"`` needs a data set whose gradient length is a
+square ``d * d`` (``Plan.check_features``, once the data is loaded); its workers send and its
+master receives the ``d x d`` matrices flattened, like any vector, and what the master decodes
+(``h`` of the summed matrix for ``heterogeneous-poly``: ``GradientCode.reference``) is what the
+optimizer steps along.
 """
 
 from __future__ import annotations
@@ -75,6 +80,20 @@ class Plan:
         if self.ring_implementation is not None:
             params["implementation"] = self.ring_implementation
         return params
+
+    def check_features(self, features: int) -> None:
+        """``ConfigError`` unless the code takes gradients of ``features`` numbers.
+
+        A code whose messages are ``d x d`` matrices (``capabilities.message == "matrix"``)
+        reads each partial gradient as a flattened ``d x d`` matrix, so the model needs ``d *
+        d`` features; the code's ``message_length`` says so.
+        """
+        try:
+            self.code.message_length(features)
+        except ValueError as error:
+            raise ConfigError(
+                f"data: {error} (the model's gradient has {features} features)"
+            ) from None
 
     @property
     def bandwidth(self) -> BandwidthConfig | None:

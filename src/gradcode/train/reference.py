@@ -1,7 +1,9 @@
 """The uncoded run of a configuration, computed serially in one process (no MPI).
 
-Every exact scheme decodes ``sum_p g_p`` over the same ``k`` partitions, so its trajectory
-must equal this one to round-off. The sum is formed exactly as the uncoded master forms it
+Every exact scheme decodes ``sum_p g_p`` over the same ``k`` partitions (or, for a code that
+decodes a function of the sum, ``code.reference`` of it: ``h`` of the summed matrix for
+``heterogeneous-poly``, applied here to the serial sum), so its trajectory must equal this one
+to round-off. The sum is formed exactly as the uncoded master forms it
 (partials added in partition order), so an uncoded MPI run reproduces it bit for bit, which
 the tests check; the other schemes are then compared with it.
 """
@@ -32,6 +34,7 @@ def serial_trajectory(config: RunConfig, iterations: int | None = None) -> np.nd
         total = model.partial_gradient(*parts[0], point)
         for X, y in parts[1:]:
             np.add(total, model.partial_gradient(X, y, point), out=total)
-        optimizer.step(state, t, model.full_gradient(total, point, data.rows, l2))
+        decoded = plan.code.reference(total)
+        optimizer.step(state, t, model.full_gradient(decoded, point, data.rows, l2))
         trajectory[t] = optimizer.model(state)
     return trajectory

@@ -101,6 +101,7 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
     plan = build_plan(config)
     check_world(plan, world_size)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
+    plan.check_features(data.features)
     out = output_dir(config, args.out)
     if args.fresh:
         discard_outputs(out)
