@@ -17,6 +17,7 @@ import yaml
 
 from gradcode.errors import CLIError, UserError
 from gradcode.jsonable import to_jsonable
+from gradcode.plugins import one_line_plugin_warnings
 
 
 def parse_scheme_params(tokens: Sequence[str]) -> dict[str, Any]:
@@ -57,23 +58,32 @@ def _build(name: str, params: dict[str, Any]):
         raise CLIError(str(error)) from None
 
 
-def _format_report(report) -> str:
+def _format_report(conformance, passed: bool) -> str:
+    from gradcode.codes.conformance import describe
+
+    report = conformance.verification
     lines = [
-        f"scheme               {report.scheme}",
-        f"parameters           {', '.join(f'{k}={v}' for k, v in report.params.items())}",
-        f"exact                {report.exact}",
-        f"patterns checked     {report.patterns_checked} of {report.patterns_total}"
-        f" ({'exhaustive' if report.exhaustive else 'random'})",
-        f"max relative error   {report.max_relative_error:.3e}",
-        f"worst condition no.  {report.worst_condition_number:.3e}",
-        f"load per worker      {_compact(report.loads)}",
-        f"message length       {report.message_fraction:.4g} of the gradient",
-        f"messages per worker  {_compact(report.messages_per_worker)}",
-        f"support matches      {report.support_ok}",
+        f"scheme               {conformance.code}",
+        f"parameters           {', '.join(f'{k}={v}' for k, v in conformance.params.items())}",
     ]
-    for failure in report.failures[:10]:
-        lines.append(f"FAILED  {failure}")
-    lines.append("verdict              " + ("PASS" if report.passed() else "FAIL"))
+    if report is not None:
+        lines += [
+            f"exact                {report.exact}",
+            f"patterns checked     {report.patterns_checked} of {report.patterns_total}"
+            f" ({'exhaustive' if report.exhaustive else 'random'})",
+            f"max relative error   {report.max_relative_error:.3e}",
+            f"worst condition no.  {report.worst_condition_number:.3e}",
+            f"load per worker      {_compact(report.loads)}",
+            f"message length       {report.message_fraction:.4g} of the gradient",
+            f"messages per worker  {_compact(report.messages_per_worker)}",
+            f"support matches      {report.support_ok}",
+        ]
+        lines += [f"FAILED  {failure}" for failure in report.failures[:10]]
+    lines.append("conformance")
+    for check in conformance.checks:
+        lines.append(f"  {describe(check)}")
+        lines += [f"        {detail}" for detail in (check.details if not check.passed else ())]
+    lines.append("verdict              " + ("PASS" if passed else "FAIL"))
     return "\n".join(lines)
 
 
@@ -85,31 +95,39 @@ def _compact(values: Sequence[int]) -> str:
 
 def cmd_codes_list(_: argparse.Namespace, __: list[str]) -> int:
     from gradcode.codes import available, scheme_class
+    from gradcode.codes.registry import source
 
     for name in available():
         doc = sys.modules[scheme_class(name).__module__].__doc__ or ""
         summary = doc.strip().splitlines()[0] if doc.strip() else ""
-        print(f"{name:20s} {summary}")
+        origin = source(name)
+        print(f"{name:20s} {summary}" + ("" if origin == "built-in" else f"  [{origin}]"))
     return 0
 
 
 def cmd_codes_verify(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.codes.verify import verify
+    from gradcode.codes.conformance import check_conformance
 
     code = _build(args.scheme, parse_scheme_params(rest))
-    report = verify(
+    conformance = check_conformance(
         code,
         exhaustive=True if args.exhaustive else None,
         limit=args.max_patterns,
         length=args.gradient_length,
         seed=args.check_seed,
     )
+    report = conformance.verification  # None when the harness itself crashed on the code
+    passed = conformance.passed() and report is not None and report.passed()
     if args.json:
-        payload = report.as_dict() | {"passed": report.passed()}
+        basics = {"scheme": code.name, "params": code.params()}
+        payload = (report.as_dict() if report is not None else basics) | {
+            "conformance": conformance.as_dict()["checks"],
+            "passed": passed,
+        }
         print(json.dumps(to_jsonable(payload, finite_only=True), indent=2))
     else:
-        print(_format_report(report))
-    return 0 if report.passed() else 1
+        print(_format_report(conformance, passed))
+    return 0 if passed else 1
 
 
 def cmd_codes_show(args: argparse.Namespace, rest: list[str]) -> int:
@@ -222,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    one_line_plugin_warnings()
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if rest and args.func in (cmd_codes_list, cmd_codes_stability):

@@ -202,3 +202,26 @@ def test_missing_real_data_uses_the_labelled_stand_in_or_fails_when_told(tmp_pat
     assert result.returncode != 0
     assert "config data.stand_ins=never: the raw files of amazon (tandon) are not in" in out
     assert not (tmp_path / "results").exists()
+
+
+def test_a_plugin_code_passes_the_config_schema_and_an_unknown_name_lists_it(tmp_path):
+    from tests.helpers.plugins import make_distribution
+
+    site = make_distribution(tmp_path / "site")
+    spec = tmp_path / "mine.yaml"
+    spec.write_text(
+        "model: master-worker\nparameters: {lambda1: 0.8, t1: 1.6}\n"
+        "schemes: [{scheme: toy-replica, params: {n: 4}}, {scheme: frc, params: {n: 4, s: 1}}]\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    config = (
+        "codes: {verify: [{id: toy, scheme: toy-replica, params: {n: 4}, exhaustive: true}]}\n"
+        f"simulate: {{specs: [{spec}]}}"
+    )
+    result, out = _dry_run(tmp_path, config, env)
+    assert result.returncode == 0, out
+    for planned in ("verify_code", "simulate_spec", "results/sim/spec/mine.csv", "simulations"):
+        assert planned in out
+    result, out = _dry_run(tmp_path, "codes: {verify: [{id: x, scheme: nope, params: {}}]}", env)
+    assert result.returncode != 0
+    assert "codes.verify[0] (id x): unknown scheme 'nope'" in out and "toy-replica" in out

@@ -16,8 +16,11 @@ from gradcode.pipeline.figures import (
     wanted_files,
 )
 from gradcode.pipeline.runs import collect_runs
+from gradcode.pipeline.specs import collect_specs
 from gradcode.pipeline.stand_ins import resolve_data
+from gradcode.plugins import one_line_plugin_warnings
 
+one_line_plugin_warnings()
 validate(config, schema="../schemas/config.schema.yaml")
 
 #: the environment prefix that gives every MPI rank one BLAS thread (gradcode.blas)
@@ -27,7 +30,8 @@ CODES = {entry["id"]: entry for entry in config["codes"]["verify"]}
 
 
 def _check_code_parameters():
-    """Impossible code parameters fail here, at DAG construction, naming the config key."""
+    """Unknown schemes (the schema cannot list plug-ins) and impossible code parameters fail
+    here, at DAG construction, naming the config key."""
     for index, entry in enumerate(config["codes"]["verify"]):
         try:
             build(entry["scheme"], **entry["params"])
@@ -104,6 +108,14 @@ def run_ranks(run):
     return _RUNS.ranks[run]
 
 
+#: simulation spec files of simulate.specs: id (file stem) -> file, validated
+SPECS = collect_specs(config["simulate"]["specs"], workflow.basedir)
+
+
+def spec_file(wildcards):
+    return str(Path(workflow.basedir, SPECS[wildcards.spec]))
+
+
 def simulation_trials(preset):
     """Trials for ``preset``: its own entry in simulate.trials_per_preset, else the default."""
     overrides = config["simulate"].get("trials_per_preset", {})
@@ -123,10 +135,10 @@ _REGISTRY = load_registry(
     Path(workflow.basedir, "workflow", "schemas", "figures.schema.yaml"),
 )
 check_notebooks(_REGISTRY, [path.stem for path in NOTEBOOKS.glob("*.py")])
-_FIGURES = FigureTable.build(_REGISTRY, _RUNS)
+_FIGURES = FigureTable.build(_REGISTRY, _RUNS, SPECS)
 #: figure -> its notebook's data inputs (notebook parameter name -> file)
 FIGURES = _FIGURES.inputs
-_WANTED = wanted_files(config, _RUNS)
+_WANTED = wanted_files(config, _RUNS, SPECS)
 for _figure, _missing in _FIGURES.left_out(_WANTED).items():
     print(
         f"gradcode: figure {_figure} left out: the config does not produce {_missing}",
@@ -165,6 +177,7 @@ def all_outputs():
         "results/codes/stability.csv",
         *expand("results/analysis/{analysis}.csv", analysis=config["analyze"]["names"]),
         *expand("results/sim/{preset}.csv", preset=config["simulate"]["presets"]),
+        *expand("results/sim/spec/{spec}.csv", spec=sorted(SPECS)),
         *expand("results/figures/{figure}.png", figure=active_figures()),
         "results/tables/comparison.csv",
         *expand("results/train/{run}/summary.json", run=sorted(TRAIN_RUNS)),

@@ -292,16 +292,18 @@ class LagrangeCode(GradientCode):
         theta = rng.standard_normal(length)
         return LinearRegressionInstance(X, y, theta), partial_gradients(X, y, theta)
 
-    def run_pattern(
+    def pattern_messages(
         self, instance: Any, pattern: Pattern, rng: np.random.Generator
-    ) -> DecodeResult:
-        """Code the data, let every responder compute its message, decode."""
+    ) -> dict[MessageKey, np.ndarray]:
+        """Code the data; every responder computes its message on its coded part."""
         coded = self.encode_data(instance.X, instance.y)
-        messages = {
+        return {
             worker: self.worker_gradient(coded[worker], instance.theta)
             for worker in pattern.responders
         }
-        return self.decode_result(messages, len(instance.theta))
+
+    def instance_length(self, instance: Any) -> int:
+        return len(instance.theta)
 
 
 def _points(kind: str, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,8 @@ they return to the rules. One idea per module:
 
 - ``runs``: the training runs of run files and experiments, validated at DAG construction
   (``TrainingRuns``);
+- ``specs``: the simulation spec files of ``simulate.specs`` (user studies, plug-in codes
+  and timing models included), validated at DAG construction;
 - ``stand_ins``: which data set a run really trains on (the real one, or its labelled
   stand-in when the raw files are absent);
 - ``figures``: the figure registry (``workflow/figures.yaml``, validated by its schema) and

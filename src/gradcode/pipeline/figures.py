@@ -1,8 +1,8 @@
 """The figure registry and the figures a workflow config produces.
 
 The registry is data (``workflow/figures.yaml``, checked against its JSON schema): every
-figure's notebook and the files it reads, the figure drawn from the run files, and the figures
-of each experiment. ``FigureTable.build`` adds the runs a config trains; ``active`` lists the
+figure's notebook and the files it reads, the figure drawn from the run files, the one drawn
+from the simulation specs' tables, and the figures of each experiment. ``FigureTable.build`` adds the runs a config trains; ``active`` lists the
 figures whose inputs the config asks for and ``left_out`` each other one with the input it
 lacks, so that no figure disappears without a word.
 """
@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 
 from gradcode.pipeline.runs import TrainingRuns
+from gradcode.pipeline.specs import spec_table
 from gradcode.yamlfile import read_yaml
 
 
@@ -48,10 +49,18 @@ class FigureTable:
     notebooks: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, registry: Mapping[str, Any], runs: TrainingRuns) -> FigureTable:
+    def build(
+        cls, registry: Mapping[str, Any], runs: TrainingRuns, specs: Iterable[str] = ()
+    ) -> FigureTable:
+        """Every figure of ``registry``, the one of the run files, each experiment's, and the
+        one drawn from the simulation specs' tables (spec ids ``specs``) when there are any."""
         table = cls()
         for figure, entry in registry["figures"].items():
             table._add(figure, figure, dict(entry["inputs"]))
+        tables = [spec_table(spec) for spec in sorted(specs)]
+        if tables:
+            simulations = registry["simulations"]
+            table._add(simulations, simulations, {"tables": tables})
         plain = runs.plain_runs()
         if plain:
             table._add(registry["training"], registry["training"], {"runs": summaries(plain)})
@@ -93,9 +102,12 @@ class FigureTable:
         }
 
 
-def wanted_files(config: Mapping[str, Any], runs: TrainingRuns) -> set[str]:
+def wanted_files(
+    config: Mapping[str, Any], runs: TrainingRuns, specs: Iterable[str] = ()
+) -> set[str]:
     """The files a workflow config produces that figures may read."""
     wanted = {f"results/sim/{p}.csv" for p in config["simulate"]["presets"]}
+    wanted |= {spec_table(spec) for spec in specs}
     wanted |= {f"results/analysis/{a}.csv" for a in config["analyze"]["names"]}
     wanted |= {"results/codes/stability.csv"}
     wanted |= set(summaries(runs.runs))
@@ -105,7 +117,7 @@ def wanted_files(config: Mapping[str, Any], runs: TrainingRuns) -> set[str]:
 
 def check_notebooks(registry: Mapping[str, Any], notebooks: Iterable[str]) -> None:
     """``RegistryError`` unless the registry's notebooks and the notebook files match."""
-    named = set(registry["figures"]) | {registry["training"]}
+    named = set(registry["figures"]) | {registry["training"], registry["simulations"]}
     named |= {
         entry["notebook"] for entries in registry["experiments"].values() for entry in entries
     }

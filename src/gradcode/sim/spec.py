@@ -5,7 +5,7 @@ A spec is a mapping (a YAML file, or a preset's dict of the same shape)::
     name: my-study                 # optional (a file's stem by default)
     description: what and why      # optional, copied to the output's sidecar
     source: paper 000, Table 3     # optional
-    model: master-worker           # a name in gradcode.timing.TIMING_MODELS
+    model: master-worker           # a name in gradcode.timing.timing_models()
     parameters: {lambda1: 0.8, t1: 1.6, lambda2: 0.1, t2: 6}
     length: 343474                 # optional gradient length: adds the floats column
     confidence: 0.95               # optional level of the confidence intervals
@@ -35,7 +35,7 @@ from typing import Any
 
 from gradcode.codes import GradientCode, build
 from gradcode.errors import UserError
-from gradcode.timing import TIMING_MODELS, TimingModel, model_from_spec
+from gradcode.timing import TimingModel, model_class, model_from_spec
 from gradcode.yamlfile import read_yaml
 
 TOP_KEYS = ("name", "description", "source", "model", "parameters", "length", "confidence")
@@ -100,9 +100,10 @@ def load_spec(data: Any, *, origin: str, default_name: str = "spec") -> Spec:
         texts[key] = value
     if not isinstance(data["model"], str):
         raise fail("model", f"must be a model name (got {data['model']!r})")
-    if data["model"] not in TIMING_MODELS:
-        available = ", ".join(sorted(TIMING_MODELS))
-        raise fail("model", f"unknown model {data['model']!r} (available: {available})")
+    try:
+        model_class(data["model"])
+    except UserError as error:  # an unknown name, or a plug-in that was left out, and why
+        raise fail("model", str(error)) from None
     try:
         model = model_from_spec(data["model"], data["parameters"])
     except ValueError as error:  # the message names parameters.<key>

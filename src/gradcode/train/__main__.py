@@ -3,6 +3,8 @@ without MPI: ``gradcode train check RUN.yaml``)."""
 
 import sys
 
+from gradcode.plugins import one_line_plugin_warnings
 from gradcode.train.run import main
 
+one_line_plugin_warnings()
 sys.exit(main())

@@ -44,7 +44,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.timing import TIMING_MODELS, model_from_spec
+from gradcode.errors import UnknownNameError
+from gradcode.plugins import PluginError
+from gradcode.timing import model_class, model_from_spec, timing_models
 
 #: second word of the straggler generators' seed, so no other stream of the run repeats them
 STREAM = 0x57A6
@@ -227,10 +229,17 @@ def build_source(
     time_unit: float,
 ) -> DelaySource:
     """The delay source ``model``; ``ValueError`` naming the offending key."""
-    if model in TIMING_MODELS:
+    models = timing_models()
+    if model in models:
         return TimingModelDelays(model, params, workers, partitions, seed, time_unit)
     if model not in SOURCES:
-        names = ", ".join([*SOURCES, *TIMING_MODELS])
+        names = ", ".join([*SOURCES, *models])
+        try:
+            model_class(model)  # a plug-in that was left out says why
+        except PluginError as error:
+            raise ValueError(f"stragglers.model: {error}") from None
+        except UnknownNameError:
+            pass
         raise ValueError(f"stragglers.model: unknown model {model!r} (available: {names})")
     cls = SOURCES[model]
     unknown = sorted(set(params) - set(cls.parameters))

@@ -1,0 +1,174 @@
+"""Plug-ins: classes that installed packages register under an entry-point group.
+
+A package extends gradcode without forking it by declaring, in its ``pyproject.toml``::
+
+    [project.entry-points."gradcode.codes"]
+    my-code = "my_package.codes:MyCode"
+
+    [project.entry-points."gradcode.timing_models"]
+    my-model = "my_package.timing:MyModel"
+
+Once the package is installed, the names work everywhere a built-in name does. Discovery is
+lazy (on the first look-up in a process) and never hides a built-in: a plug-in that fails to
+import, is not the kind of class its group takes, or takes a name a built-in (or another
+plug-in) already has, is left out with one warning line (``PluginWarning``) naming the plug-in
+and its distribution; asking for a broken plug-in's name by name raises ``PluginError`` with the
+same line.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+
+from gradcode.errors import UserError
+
+#: entry-point group of gradient codes (``GradientCode`` subclasses)
+CODES_GROUP = "gradcode.codes"
+#: entry-point group of timing models (``TimingModel`` subclasses)
+TIMING_MODELS_GROUP = "gradcode.timing_models"
+
+
+class PluginError(UserError):
+    """A plug-in was asked for by name but could not be used (the line says why)."""
+
+
+class PluginWarning(UserWarning):
+    """A plug-in was left out; built-ins and the other plug-ins are unaffected."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One entry point of a group, loaded (``obj``) or refused (``problem``)."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    obj: object = None
+    problem: str | None = None
+
+    def describe(self) -> str:
+        """``plug-in 'name' (module:Class) from distribution 'dist 1.0'``."""
+        return f"plug-in {self.name!r} ({self.value}) from distribution {self.distribution!r}"
+
+    def line(self) -> str:
+        """The one line a user sees for a refused plug-in."""
+        return f"{self.describe()} left out: {self.problem}"
+
+
+#: a check returns ``None`` when ``obj`` is fit for ``name``, else the reason it is not
+Check = Callable[[str, object], str | None]
+
+
+@dataclass
+class PluginSet:
+    """The plug-ins of one group: the usable ones by name and the refused ones."""
+
+    usable: dict[str, Plugin] = field(default_factory=dict)
+    refused: list[Plugin] = field(default_factory=list)
+
+    def refused_named(self, name: str) -> Plugin | None:
+        return next((plugin for plugin in self.refused if plugin.name == name), None)
+
+
+def _distribution(entry_point: EntryPoint) -> str:
+    dist = entry_point.dist
+    if dist is None:
+        return "unknown"
+    return f"{dist.metadata['Name']} {dist.version}"
+
+
+def discover(group: str, builtins: Collection[str], check: Check) -> PluginSet:
+    """Load every entry point of ``group``; refuse the unfit ones and warn about each.
+
+    ``builtins`` are names that plug-ins may not take; ``check(name, obj)`` says what is wrong
+    with a loaded object, if anything. Two plug-ins with one name are both refused: which one
+    is meant cannot be guessed.
+    """
+    found: list[Plugin] = []
+    for entry_point in entry_points(group=group):
+        plugin = Plugin(group, entry_point.name, entry_point.value, _distribution(entry_point))
+        if entry_point.name in builtins:
+            found.append(_refuse(plugin, "the name is a built-in's"))
+            continue
+        try:
+            obj = entry_point.load()
+        except Exception as error:  # any failure inside a third-party import is its own
+            found.append(_refuse(plugin, f"import failed: {type(error).__name__}: {error}"))
+            continue
+        problem = check(entry_point.name, obj)
+        found.append(_refuse(plugin, problem) if problem else _accept(plugin, obj))
+    result = PluginSet()
+    names = [plugin.name for plugin in found if plugin.problem is None]
+    for plugin in found:
+        if plugin.problem is None and names.count(plugin.name) > 1:
+            others = [p.distribution for p in found if p.name == plugin.name and p is not plugin]
+            plugin = _refuse(plugin, f"the name is also registered by {', '.join(others)}")
+        if plugin.problem is None:
+            result.usable[plugin.name] = plugin
+        else:
+            result.refused.append(plugin)
+            warnings.warn(plugin.line(), PluginWarning, stacklevel=3)
+    return result
+
+
+def _refuse(plugin: Plugin, problem: str) -> Plugin:
+    return Plugin(plugin.group, plugin.name, plugin.value, plugin.distribution, None, problem)
+
+
+def _accept(plugin: Plugin, obj: object) -> Plugin:
+    return Plugin(plugin.group, plugin.name, plugin.value, plugin.distribution, obj, None)
+
+
+class LazyPlugins:
+    """The plug-ins of one group, discovered on first use and kept for the process.
+
+    ``reset()`` forgets them (tests install and remove distributions on ``sys.path``).
+    """
+
+    def __init__(self, group: str, builtins: Callable[[], Collection[str]], check: Check):
+        self.group = group
+        self._builtins = builtins
+        self._check = check
+        self._found: PluginSet | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> PluginSet:
+        with self._lock:
+            if self._found is None:
+                self._found = discover(self.group, self._builtins(), self._check)
+            return self._found
+
+    def reset(self) -> None:
+        with self._lock:
+            self._found = None
+
+    def require_usable(self, name: str) -> None:
+        """Raise ``PluginError`` when ``name`` is a refused plug-in of this group."""
+        refused = self.get().refused_named(name)
+        if refused is not None:
+            raise PluginError(refused.line())
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, PluginWarning):
+        print(f"gradcode: warning: {message}", file=file or sys.stderr)
+    else:
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
+_PYTHON_SHOWWARNING = warnings.showwarning
+
+
+def one_line_plugin_warnings() -> None:
+    """Show each ``PluginWarning`` as one line, ``gradcode: warning: ...``, on stderr.
+
+    For programs (the command line, the MPI entry point, the workflow); other warnings keep
+    Python's format.
+    """
+    warnings.showwarning = _show_warning

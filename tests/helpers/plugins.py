@@ -1,0 +1,102 @@
+"""A plug-in distribution made on the fly: a package and its ``.dist-info`` on a folder that
+tests put on ``sys.path`` (in-process) or ``PYTHONPATH`` (subprocesses), so that
+``importlib.metadata`` finds its entry points exactly as it finds an installed package's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CODES = '''
+from gradcode.codes import LinearCode
+from gradcode.codes.base import check_int
+import numpy as np
+
+
+class ToyReplica(LinearCode):
+    """Every worker holds every partition and sends the full sum (s = n - 1)."""
+
+    name = "toy-replica"
+
+    def __init__(self, n):
+        self.n = check_int("n", self.name, n, minimum=1)
+        self.k, self.s, self.a, self.m = self.n, self.n - 1, 0, 1
+        self._init_linear(np.ones((self.n, self.n, 1)))
+
+    @classmethod
+    def parameter_grid(cls, max_n):
+        for n in range(1, max_n + 1):
+            yield {"n": n}
+
+    def params(self):
+        return {"n": self.n}
+
+    def partitions(self, worker):
+        return tuple(range(self.n))
+
+
+class Clash(ToyReplica):
+    name = "crc"
+
+
+class NotACode:
+    name = "not-a-code"
+
+
+class BadSignature(ToyReplica):
+    name = "bad-signature"
+
+    def __init__(self, n, /):
+        super().__init__(n)
+
+
+class Misnamed(ToyReplica):
+    name = "something-else"
+'''
+
+TIMING = '''
+from gradcode.timing import MasterWorkerModel
+
+
+class ToyModel(MasterWorkerModel):
+    """The master-worker model under another name."""
+
+    name = "toy-model"
+'''
+
+ENTRY_POINTS = """\
+[gradcode.codes]
+toy-replica = fakeplug.codes:ToyReplica
+crc = fakeplug.codes:Clash
+broken-import = fakeplug.missing:Nothing
+not-a-code = fakeplug.codes:NotACode
+bad-signature = fakeplug.codes:BadSignature
+misnamed = fakeplug.codes:Misnamed
+
+[gradcode.timing_models]
+toy-model = fakeplug.timing:ToyModel
+broken-model = fakeplug.missing:Nothing
+"""
+
+#: plug-in names that must be refused, with a fragment of the reason each gets
+REFUSED = {
+    "crc": "the name is a built-in's",
+    "broken-import": "import failed: ModuleNotFoundError",
+    "not-a-code": "is not a GradientCode subclass",
+    "bad-signature": "positional-only",
+    "misnamed": "is named 'something-else', not 'misnamed'",
+}
+
+
+def make_distribution(root: Path) -> Path:
+    """Write the ``fakeplug 0.1`` distribution below ``root``; returns the folder to put on the
+    path."""
+    package = root / "fakeplug"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "codes.py").write_text(CODES)
+    (package / "timing.py").write_text(TIMING)
+    info = root / "fakeplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    return root

@@ -1,0 +1,30 @@
+import warnings
+
+import pytest
+
+from gradcode import timing
+from gradcode.codes import registry
+from tests.helpers.plugins import make_distribution
+
+
+def _forget_plugins():
+    registry.PLUGINS.reset()
+    timing.PLUGINS.reset()
+
+
+@pytest.fixture
+def fakeplug(tmp_path, monkeypatch):
+    """The ``fakeplug`` distribution on ``sys.path``, plug-ins rediscovered; its folder.
+
+    Discovery warns once per refused plug-in; the warnings are recorded, not shown.
+    """
+    site = make_distribution(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(site))
+    _forget_plugins()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.available()
+        timing.timing_models()
+    yield site, [str(w.message) for w in caught]
+    monkeypatch.undo()
+    _forget_plugins()
