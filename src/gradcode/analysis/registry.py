@@ -28,6 +28,10 @@ ANALYSES: dict[str, tuple[str, str]] = {
         "heterogeneous_adversaries",
         "paper 004: exact recovery with adversaries on an arbitrary placement",
     ),
+    "heterogeneous-poly": (
+        "heterogeneous_poly",
+        "paper 004 Sec. IV Theorem 2: replication for h(sum of gradient matrices), decode error",
+    ),
     "berrut-error": (
         "berrut_error",
         "paper 004 Sec. V: Berrut decoding error versus stragglers beyond s (Remark 15)",
