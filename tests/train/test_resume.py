@@ -72,7 +72,7 @@ def uninterrupted(tmp_path_factory, logistic_data) -> Job:
     return run_config(tmp, resumable_run(logistic_data), ranks=5).check()
 
 
-@pytest.mark.parametrize("victim", ["worker", "job"])
+@pytest.mark.parametrize("victim", ["worker", "job", "job-and-outputs"])
 def test_killed_job_resumes_to_the_same_model(tmp_path, logistic_data, uninterrupted, victim):
     run_file = write_run(tmp_path / "run.yaml", resumable_run(logistic_data))
     out = tmp_path / "out"
@@ -88,6 +88,10 @@ def test_killed_job_resumes_to_the_same_model(tmp_path, logistic_data, uninterru
     assert not (out / "summary.json").exists()
     killed_at = len(read_log(out))
     assert 10 <= killed_at < ITERATIONS
+    if victim == "job-and-outputs":
+        # what Snakemake does before it retries a failed job: remove its declared outputs
+        for name in ("log.jsonl", "summary.json", "model.npy"):
+            (out / name).unlink(missing_ok=True)
 
     again = run_config(tmp_path, resumable_run(logistic_data), ranks=5, name="out").check()
     summary = again.summary()
@@ -99,6 +103,11 @@ def test_killed_job_resumes_to_the_same_model(tmp_path, logistic_data, uninterru
     log, full = again.log(), uninterrupted.log()
     assert [r["iteration"] for r in log] == list(range(ITERATIONS))
     assert [r["loss"] for r in log] == [r["loss"] for r in full]
+    # every rank's peak resident set size, this session's
+    peaks = summary["peak_rss_mib"]
+    assert len(peaks["per_rank"]) == 5 and min(peaks["per_rank"]) > 0
+    assert peaks["rank0"] == peaks["per_rank"][0]
+    assert peaks["worker_max"] == max(peaks["per_rank"][1:])
 
 
 def test_rerunning_a_finished_job_changes_nothing(tmp_path, logistic_data, uninterrupted):

@@ -1,4 +1,5 @@
 # Config validation and helpers shared by the rule files.
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -14,6 +15,11 @@ from gradcode.pipeline.figures import (
     check_notebooks,
     load_registry,
     wanted_files,
+)
+from gradcode.pipeline.resources import (
+    DataShape,
+    mem_mb_per_cpu,
+    runtime_minutes,
 )
 from gradcode.pipeline.runs import collect_runs
 from gradcode.pipeline.specs import collect_specs
@@ -106,6 +112,32 @@ def local_cores():
 def run_ranks(run):
     """MPI ranks training run ``run`` needs."""
     return _RUNS.ranks[run]
+
+
+def _run_shape(run):
+    """The size of the data ``run`` trains on (its prepared meta.json); None until prepared:
+    resources are computed again just before a job is submitted, once its data exists.
+    """
+    meta = Path("results/data/{}/{}/meta.json".format(*run_data(run)))
+    if not meta.is_file():
+        return None
+    return DataShape.from_meta(json.loads(meta.read_text()))
+
+
+def train_mem_mb_per_cpu(wildcards, attempt):
+    """--mem-per-cpu of a training job (gradcode.pipeline.resources), more on a retry."""
+    shape = _run_shape(wildcards.run)
+    return (
+        None
+        if shape is None
+        else mem_mb_per_cpu(_RUNS.plan(wildcards.run), shape, attempt)
+    )
+
+
+def train_runtime(wildcards):
+    """Minutes a training job asks for (gradcode.pipeline.resources)."""
+    shape = _run_shape(wildcards.run)
+    return None if shape is None else runtime_minutes(_RUNS.plan(wildcards.run), shape)
 
 
 #: simulation spec files of simulate.specs: id (file stem) -> file, validated

@@ -31,9 +31,13 @@ rule train:
     # all local cores: a training run measures wall-clock time, and a job running beside it
     # would skew what the emulated cluster measures (the slurm profile sets 1 per task)
     threads: local_cores()
+    # memory per CPU (= per rank) and minutes computed from the run and its data, see
+    # gradcode.pipeline.resources; only batch executors use them (the slurm profile)
     resources:
         tasks=lambda wildcards: run_ranks(wildcards.run),
         mpi="mpiexec",
+        mem_mb_per_cpu=train_mem_mb_per_cpu,
+        runtime=train_runtime,
     params:
         out=lambda wildcards, output: str(Path(output.summary).parent),
         # one BLAS thread per rank: the ranks already oversubscribe the cores

@@ -14,7 +14,7 @@ from typing import Any
 
 from gradcode.train.config import ConfigError, parse_config
 from gradcode.train.experiment import load_experiment
-from gradcode.train.plan import build_plan
+from gradcode.train.plan import Plan, build_plan
 from gradcode.yamlfile import read_yaml
 
 #: the data keys a workflow run may set (the workflow prepares the data itself)
@@ -30,6 +30,7 @@ class TrainingRuns:
     ranks: dict[str, int] = field(default_factory=dict)
     experiments: dict[str, list[str]] = field(default_factory=dict)
     experiment_files: dict[str, str] = field(default_factory=dict)
+    _plans: dict[str, Plan] = field(default_factory=dict, repr=False)
 
     def add(
         self, run_id: str, source: str, document: Mapping[str, Any], ranks: int, where: str
@@ -45,6 +46,13 @@ class TrainingRuns:
             )
         self.ranks[run_id] = ranks
         self.runs[run_id] = (source, dict(document))
+
+    def plan(self, run_id: str) -> Plan:
+        """The plan (scheme, topology, workers) of run ``run_id``, built once."""
+        if run_id not in self._plans:
+            document = self.runs[run_id][1]
+            self._plans[run_id] = build_plan(parse_config(document, default_name=run_id))
+        return self._plans[run_id]
 
     def plain_runs(self) -> list[str]:
         """The ids of run files (not of experiments), sorted."""

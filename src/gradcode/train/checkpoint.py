@@ -2,11 +2,13 @@
 
 ``OUT/checkpoints/ckpt-<completed>.npz`` holds the number of completed iterations, the
 optimizer state (every array, so the resumed run continues bit for bit), the previous iterate
-(for the relative-error metric), the training time so far and, with ``log.trajectory``, every
-iterate. Nothing else is needed: injected delays and adversary noise are functions of
-``(seed, iteration)``, not of a generator's history. Files are written beside their final name,
-fsynced and renamed, so a ``kill -9`` at any instant leaves either the old or the new
-checkpoint, never a torn one; the newest ``keep`` are kept.
+(for the relative-error metric), the training time so far, the lines of ``log.jsonl`` so far
+and, with ``log.trajectory``, every iterate. Nothing else is needed: injected delays and
+adversary noise are functions of ``(seed, iteration)``, not of a generator's history; and the
+log's copy makes a resumed run's log whole even when ``log.jsonl`` itself was removed (as
+Snakemake removes the outputs of a failed job before retrying it). Files are written beside
+their final name, fsynced and renamed, so a ``kill -9`` at any instant leaves either the old
+or the new checkpoint, never a torn one; the newest ``keep`` are kept.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class Checkpoint:
     fingerprint: str
     trajectory: np.ndarray | None = None
     extra: dict[str, Any] | None = None
+    #: the text of ``log.jsonl`` up to ``completed`` (``None`` in checkpoints written before
+    #: checkpoints carried it)
+    log: str | None = None
 
 
 def save(directory: Path, checkpoint: Checkpoint, keep: int) -> Path:
@@ -55,6 +60,8 @@ def save(directory: Path, checkpoint: Checkpoint, keep: int) -> Path:
         arrays["previous"] = checkpoint.previous
     if checkpoint.trajectory is not None:
         arrays["trajectory"] = checkpoint.trajectory
+    if checkpoint.log is not None:
+        arrays["log"] = np.frombuffer(checkpoint.log.encode(), dtype=np.uint8)
     final = directory / f"ckpt-{checkpoint.completed:08d}.npz"
     with atomic_file(final, "wb", durable=True) as handle:
         np.savez(handle, **arrays)
@@ -109,4 +116,5 @@ def _load(path: Path) -> Checkpoint:
             fingerprint=str(meta["fingerprint"]),
             trajectory=arrays["trajectory"].copy() if "trajectory" in arrays.files else None,
             extra=meta.get("extra") or {},
+            log=arrays["log"].tobytes().decode() if "log" in arrays.files else None,
         )

@@ -2,7 +2,9 @@
 
 ``log.jsonl`` has one JSON object per iteration (see ``gradcode.train.master`` for the fields);
 on resume the lines of iterations after the checkpoint are dropped (the killed run may have
-logged a few more) and logging continues, so the file describes exactly one trajectory.
+logged a few more) and logging continues, so the file describes exactly one trajectory. The
+lines before the checkpoint come from the checkpoint's own copy of the log when it has one, so
+they survive the removal of ``log.jsonl`` between the two sessions.
 """
 
 from __future__ import annotations
@@ -25,13 +27,17 @@ RANKS_FILE = "ranks.json"
 
 
 class RunLog:
-    """Append-only JSON-lines log that keeps only iterations ``< keep_below`` on open."""
+    """Append-only JSON-lines log that keeps only iterations ``< keep_below`` on open, taken
+    from ``restored`` (a checkpoint's copy of the log) if given, else from the file."""
 
-    def __init__(self, directory: Path, keep_below: int) -> None:
+    def __init__(self, directory: Path, keep_below: int, restored: str | None = None) -> None:
         self.path = directory / LOG_FILE
         kept: list[str] = []
-        if self.path.exists():
-            for line in self.path.read_text().splitlines():
+        previous = restored
+        if previous is None and self.path.exists():
+            previous = self.path.read_text()
+        if previous is not None:
+            for line in previous.splitlines():
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError:
@@ -47,6 +53,10 @@ class RunLog:
             json.dumps(to_jsonable(record, finite_only=True), separators=(",", ":")) + "\n"
         )
         self._handle.flush()
+
+    def text(self) -> str:
+        """Everything logged so far (flushed at every line)."""
+        return self.path.read_text()
 
     def close(self) -> None:
         self._handle.close()

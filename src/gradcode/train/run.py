@@ -53,7 +53,7 @@ from gradcode.train.log import (
 )
 from gradcode.train.plan import CODED_DATA, Plan, build_plan, check_world
 from gradcode.train.runtime import RankContext, flat_links
-from gradcode.train.session import CHECKPOINT_DIR, Session
+from gradcode.train.session import CHECKPOINT_DIR, Session, peak_rss_mib
 from gradcode.train.transport import quiet_barrier
 
 PROGRAM = "gradcode.train"
@@ -234,9 +234,10 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
         links = flat_links(world, ctx.plan.workers)
     if session is not None:
         extra = Master(ctx, links, session).run()
-        session.finalize(extra)
+        session.finalize(extra, world.gather(peak_rss_mib(), root=0))
     else:
         Worker(ctx, links).run()
+        world.gather(peak_rss_mib(), root=0)
 
 
 def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> None:
@@ -248,6 +249,7 @@ def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> Non
     )
     if session is not None:
         extra = RingCoordinator(ctx, session).run()
-        session.finalize(extra)
+        session.finalize(extra, world.gather(peak_rss_mib(), root=0))
     else:
         RingWorker(ctx, comm, start, state).run()
+        world.gather(peak_rss_mib(), root=0)

@@ -8,7 +8,9 @@ in the log counts training time only, as the papers' time axes do).
 
 from __future__ import annotations
 
+import resource
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,26 @@ from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
 
 CHECKPOINT_DIR = "checkpoints"
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set size so far, in MiB (Linux's ru_maxrss is in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def describe_peak_rss(per_rank: Sequence[float]) -> dict[str, object]:
+    """``summary.json``'s ``peak_rss_mib``: every rank's peak resident set size (MiB, this
+    session), rank 0's, the largest and median of the other ranks', and their total (what
+    the whole job held at most, were every rank at its peak together)."""
+    ranks = [round(float(value), 1) for value in per_rank]
+    others = ranks[1:] or [0.0]
+    return {
+        "rank0": ranks[0],
+        "worker_max": max(others),
+        "worker_median": float(np.median(others)),
+        "total": round(sum(ranks), 1),
+        "per_rank": ranks,
+    }
 
 
 class Session:
@@ -54,7 +76,9 @@ class Session:
             self.trajectory = list(resume.trajectory) if resume.trajectory is not None else []
         self.resumed_from = self.start if resume is not None else None
         self.completed = self.start
-        self.log = RunLog(out, keep_below=self.start)
+        self.log = RunLog(
+            out, keep_below=self.start, restored=resume.log if resume is not None else None
+        )
         self.wall_start = clock()
         self.iteration_times: list[float] = []
         self.stale = 0
@@ -134,13 +158,15 @@ class Session:
                 train_time=self.train_time,
                 fingerprint=self.fingerprint,
                 trajectory=trajectory,
+                log=self.log.text(),
             ),
             self.config.checkpoint.keep,
         )
 
     # -- the end ----------------------------------------------------------------------------
-    def finalize(self, summary: dict[str, Any]) -> None:
-        """Final checkpoint, ``model.npy``, ``trajectory.npy`` and ``summary.json``."""
+    def finalize(self, summary: dict[str, Any], peak_rss: Sequence[float] | None = None) -> None:
+        """Final checkpoint, ``model.npy``, ``trajectory.npy`` and ``summary.json``;
+        ``peak_rss``: every rank's peak RSS in MiB (rank 0's is taken again at the end)."""
         self.log.close()
         self.checkpoint()
         write_array(self.out / MODEL_FILE, self.model())
@@ -151,6 +177,8 @@ class Session:
         if not self.last_metrics:
             self.last_metrics = self.metrics()
         plan = self.ctx.plan
+        peaks = list(peak_rss) if peak_rss is not None else [0.0]
+        peaks[0] = max(peaks[0], peak_rss_mib())
         times = np.array(self.iteration_times) if self.iteration_times else np.array([np.nan])
         payload = {
             "name": self.config.name,
@@ -175,6 +203,7 @@ class Session:
                 "this_session": len(self.iteration_times),
             },
             "stale_discarded": self.stale,
+            "peak_rss_mib": describe_peak_rss(peaks),
             "adversaries_caught": {str(k): v for k, v in sorted(self.caught.items())},
             "fingerprint": self.fingerprint,
             "config": self.config.as_dict(),
