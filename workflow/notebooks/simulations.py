@@ -42,7 +42,8 @@ for (left, right), path in zip(axes, paths, strict=True):
     right.bar(labels, [row["vectors"] for row in rows])
     right.set_ylabel("full-length vectors received")
     for axis in (left, right):
-        axis.tick_params(axis="x", rotation=35)
+        axis.tick_params(axis="x", rotation=30)
+        plt.setp(axis.get_xticklabels(), ha="right")
     left.set_title(f"{spec['name']}: model {spec['model']} ({rows[0]['trials']:,} trials)")
     right.set_title("communication load")
     comparisons += [
@@ -58,7 +59,6 @@ for (left, right), path in zip(axes, paths, strict=True):
         for row in rows
         if row.get("reference_time") not in (None, "")
     ]
-figure.suptitle("Simulation specs")
 style.save(figure, png)
 
 # %%
