@@ -49,3 +49,28 @@ def test_child_processes_get_one_blas_thread_without_touching_ours():
     env = single_thread_environment({"PATH": "/bin"})
     assert env == {"PATH": "/bin", **dict.fromkeys(BLAS_VARIABLES, "1")}
     assert dict(os.environ) == before
+
+
+def test_only_the_entry_points_import_the_command_line():
+    """Sub-CLIs are registered one way (``gradcode.cli.SUBCOMMANDS``); nothing below imports
+    ``gradcode.cli`` back, so there is no import circle."""
+    import ast
+    from pathlib import Path
+
+    import gradcode
+    from gradcode.cli import SUBCOMMANDS
+
+    package = Path(gradcode.__file__).parent
+    importers = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            if "gradcode.cli" in names:
+                importers.append(str(path.relative_to(package)))
+    assert importers == ["__main__.py"]
+    for module in SUBCOMMANDS:
+        assert callable(__import__(module, fromlist=["add_parser"]).add_parser)

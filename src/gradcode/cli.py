@@ -7,6 +7,7 @@ scalars or lists, so ``--n 8 --points chebyshev --placement '[[0, 1], [1, 2]]'``
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -185,6 +186,17 @@ def cmd_codes_stability(args: argparse.Namespace, _: list[str]) -> int:
     return 0
 
 
+#: the sub-CLIs below ``codes``: modules with ``add_parser(subparsers)``. Registration runs one
+#: way, from here down: they take their error type from ``gradcode.errors`` and never import
+#: this module (a test checks it).
+SUBCOMMANDS = (
+    "gradcode.data.cli",
+    "gradcode.sim.cli",
+    "gradcode.train.cli",
+    "gradcode.analysis.cli",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gradcode", description=__doc__, allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -221,21 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--out", required=True, help="CSV file to write")
     study.set_defaults(func=cmd_codes_stability)
 
-    from gradcode.data.cli import add_parser as add_data_parser
-
-    add_data_parser(sub)
-
-    from gradcode.sim.cli import add_parser as add_simulate_parser
-
-    add_simulate_parser(sub)
-
-    from gradcode.train.cli import add_parser as add_train_parser
-
-    add_train_parser(sub)
-
-    from gradcode.analysis.cli import add_parser as add_analyze_parser
-
-    add_analyze_parser(sub)
+    for module in SUBCOMMANDS:  # each sub-CLI adds its parser; none imports this module
+        importlib.import_module(module).add_parser(sub)
     return parser
 
 
