@@ -2,9 +2,10 @@
 
 The registry is data (``workflow/figures.yaml``, checked against its JSON schema): every
 figure's notebook and the files it reads, the figure drawn from the run files, the one drawn
-from the simulation specs' tables, and the figures of each experiment. ``FigureTable.build`` adds the runs a config trains; ``active`` lists the
-figures whose inputs the config asks for and ``left_out`` each other one with the input it
-lacks, so that no figure disappears without a word.
+from the simulation specs' tables, and the figures of each experiment. ``FigureTable.build``
+adds the runs a config trains; ``active`` lists the figures whose inputs the config asks for
+and ``left_out`` each other one with the input it lacks, so that no figure disappears without
+a word.
 """
 
 from __future__ import annotations

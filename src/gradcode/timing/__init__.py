@@ -35,8 +35,9 @@ def model_problem(name: str, cls: object) -> str | None:
     """What keeps ``cls`` from serving as timing model ``name`` (``None``: nothing)."""
     if not (isinstance(cls, type) and issubclass(cls, TimingModel)):
         return f"{cls!r} is not a gradcode.timing.TimingModel subclass"
-    if getattr(cls, "name", None) != name:
-        return f"the class {cls.__name__} is named {getattr(cls, 'name', None)!r}, not {name!r}"
+    declared = cls.name if "name" in dir(cls) else None  # a ClassVar annotation alone is no name
+    if declared != name:
+        return f"the class {cls.__name__} is named {declared!r}, not {name!r}"
     if inspect.isabstract(cls):
         return f"{cls.__name__} does not implement {', '.join(sorted(cls.__abstractmethods__))}"
     if not isinstance(getattr(cls, "parameters", None), Mapping):
