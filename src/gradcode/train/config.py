@@ -39,6 +39,11 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       bytes_per_second: number > 0  # either this
       vector_seconds: number > 0    # or the seconds one full-length vector takes
       latency: number >= 0          # [0] seconds added to every message
+    network:                        # [none] real links carry the messages (not with bandwidth)
+      links:                        # [unknown] what the cluster's links were brought up with
+        rate: rate                  # required: every node's link, each direction
+        master_rate: rate           # [rate] the master's node link, each direction
+        latency: number >= 0        # [0] seconds one way per message (a netem delay)
     checkpoint:
       every: int >= 0               # [0: only at the end] iterations between checkpoints
       keep: int >= 1                # [2] newest checkpoints kept
@@ -48,6 +53,19 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
     runtime:
       poll_interval: number > 0     # [0.0005] seconds idle ranks sleep between polls
       iteration_timeout: number > 0 # [600] seconds before an undecodable iteration fails
+
+A ``rate`` is bytes per second (a number) or a string in ``tc``'s units: ``<number><unit>``
+with ``bit``, ``kbit``, ``mbit``, ``gbit`` (SI bits per second), ``kibit``, ``mibit``, ``gibit``
+(binary bits per second), ``bps``, ``kbps``, ``mbps``, ``gbps`` (SI *bytes* per second, as tc
+reads them), e.g. ``"100mbit"`` = 12.5e6 bytes per second.
+
+``network`` says the messages travel over real links (an emulated cluster of network
+namespaces with ``tc tbf`` rate limits, or real nodes): no communication delay is injected
+(no single-port emulation, no per-message link sleep), only the compute part of the straggler
+model; a straggler model whose communication part would be emulated is an error (``fixed``
+with a non-zero ``comm``, ``master-worker`` with ``lambda2``/``t2``, ``single-port`` with a
+non-zero ``tc``: the links replace it). ``links`` documents the link parameters for the
+``links`` timing model's prediction and for checks; it changes nothing the runtime does.
 
 Worker indices (``persistent``, ``adversaries.workers``) are 0-based code workers (MPI rank
 minus one). The scheme, its parameters, the straggler model and the world size are checked
@@ -247,6 +265,27 @@ class BandwidthConfig:
 
 
 @dataclass(frozen=True)
+class LinksConfig:
+    """The links a cluster was brought up with: ``rate`` bytes per second for every node's
+    link (each direction), ``master_rate`` for the master's node, ``latency`` seconds one way
+    per message. ``rate_text``/``master_rate_text``: as written in the run file."""
+
+    rate: float
+    master_rate: float
+    latency: float = 0.0
+    rate_text: str = ""
+    master_rate_text: str = ""
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Real links: nothing of the communication is emulated; ``links``: their parameters
+    (``None``: not stated)."""
+
+    links: LinksConfig | None = None
+
+
+@dataclass(frozen=True)
 class CheckpointConfig:
     every: int = 0
     keep: int = 2
@@ -280,6 +319,7 @@ class RunConfig:
     checkpoint: CheckpointConfig
     log: LogConfig
     runtime: RuntimeConfig
+    network: NetworkConfig | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -290,7 +330,8 @@ class RunConfig:
         relevant = {
             key: value
             for key, value in self.as_dict().items()
-            if key not in ("name", "output", "iterations", "checkpoint", "log", "runtime")
+            if key
+            not in ("name", "output", "iterations", "checkpoint", "log", "runtime", "network")
         }
         text = json.dumps(relevant, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -308,6 +349,7 @@ TOP_KEYS = (
     "stragglers",
     "adversaries",
     "bandwidth",
+    "network",
     "checkpoint",
     "log",
     "runtime",
@@ -346,6 +388,7 @@ def parse_config(raw: Any, *, default_name: str = "run") -> RunConfig:
         checkpoint=_checkpoint(top),
         log=_log(top),
         runtime=_runtime(top),
+        network=_network(top),
     )
 
 
@@ -439,6 +482,72 @@ def _bandwidth(top: _Section) -> BandwidthConfig | None:
         bytes_per_second=section.number("bytes_per_second", None, positive=True),
         vector_seconds=section.number("vector_seconds", None, positive=True),
         latency=section.number("latency", 0.0),
+    )
+
+
+#: tc's rate units: bytes per second each
+RATE_UNITS = {
+    "bit": 1 / 8,
+    "kbit": 1e3 / 8,
+    "mbit": 1e6 / 8,
+    "gbit": 1e9 / 8,
+    "tbit": 1e12 / 8,
+    "kibit": 1024 / 8,
+    "mibit": 1024**2 / 8,
+    "gibit": 1024**3 / 8,
+    "bps": 1.0,
+    "kbps": 1e3,
+    "mbps": 1e6,
+    "gbps": 1e9,
+}
+
+
+def parse_rate(path: str, value: Any) -> float:
+    """Bytes per second of a rate: a number (bytes per second) or tc's ``"100mbit"`` form."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = text[len(number) :]
+        if unit not in RATE_UNITS:
+            units = ", ".join(RATE_UNITS)
+            raise ConfigError(
+                f"{path}: unknown rate unit in {value!r} (a number of bytes per second, or "
+                f"one of {units})"
+            )
+        try:
+            amount = float(number)
+        except ValueError:
+            raise ConfigError(f"{path}: not a rate: {value!r} (e.g. 100mbit)") from None
+        value = amount * RATE_UNITS[unit]
+        if not math.isfinite(value) or value <= 0:
+            raise ConfigError(f"{path}: must be a rate > 0 (got {value!r})")
+        return value
+    return _number(path, value, positive=True)
+
+
+def _network(top: _Section) -> NetworkConfig | None:
+    if not top.has("network"):
+        return None
+    if top.has("bandwidth"):
+        raise ConfigError(
+            "network: and bandwidth: exclude each other (network: real links carry the "
+            "messages; bandwidth: emulates them on one host); give one"
+        )
+    section = top.section("network", ("links",))
+    if not section.has("links"):
+        return NetworkConfig()
+    links = section.section("links", ("rate", "master_rate", "latency"))
+    rate_text = links.raw("rate")
+    rate = parse_rate("network.links.rate", rate_text)
+    master_text = links.raw("master_rate", rate_text)
+    return NetworkConfig(
+        LinksConfig(
+            rate=rate,
+            master_rate=parse_rate("network.links.master_rate", master_text),
+            latency=links.number("latency", 0.0),
+            rate_text=str(rate_text),
+            master_rate_text=str(master_text),
+        )
     )
 
 

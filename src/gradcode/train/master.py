@@ -21,7 +21,10 @@ the metrics):
 - ``messages``: per result of this iteration taken off the wire, its ``key``, ``worker``,
   ``received`` (bytes in memory) and ``arrival`` (after the emulated single port) in seconds
   since the iteration started, and the sender's measured ``compute`` and injected
-  ``injected_compute`` / ``injected_comm`` seconds;
+  ``injected_compute`` / ``injected_comm`` seconds, ``sent`` (the sender's clock when it
+  called ``MPI_Isend``) and ``transfer``, the measured transfer time: from ``sent`` to when
+  the master's posted receive was seen complete (``null`` unless every rank reads one clock;
+  ``summary.json``'s ``transfer_timing``);
 - ``injected``: the delays the straggler model drew for every worker (``start``,
   ``compute`` per partition, ``comm`` per full-length vector) and ``persistent`` workers;
 - ``bytes_received``, ``stale`` (late results discarded during the iteration).
@@ -64,6 +67,8 @@ class Master:
         self.delays = ctx.plan.delay_source()
         self.reports = capabilities.corrects_adversaries and code.a > 0
         self.estimates = capabilities.estimates_error
+        #: whether a sender's clock is comparable with ours (set by ``run``; one host: yes)
+        self.one_clock = True
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -194,6 +199,7 @@ class Master:
             "injected_comm": result.field("injected_comm"),
             "started": result.field("started") - began,
             "sent": result.field("sent") - began,
+            "transfer": result.completed - result.field("sent") if self.one_clock else None,
             "corrupted": bool(result.field("corrupted")),
         }
 

@@ -17,6 +17,10 @@ The topology and every scheme-dependent choice come from the code's declared
   root;
 - ``ring``: Ring-AllReduce over ranks ``1..n``; rank 0 only logs and checkpoints.
 
+With ``network`` (real links) the plan emulates no communication: ``bandwidth`` is ``None``
+and a straggler model that would inject a link delay or a single port's ``tc``
+(``DelaySource.emulated_comm``) is refused, naming its parameter.
+
 Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``.
 A code with ``capabilities.message == "matrix"`` needs a data set whose gradient length is a
 square ``d * d`` (``Plan.check_features``, once the data is loaded); its workers send and its
@@ -99,10 +103,12 @@ class Plan:
     def bandwidth(self) -> BandwidthConfig | None:
         """The receivers' single port: the run's ``bandwidth``, or the ``single-port`` model's
         ``tc`` per full-length vector."""
+        if self.config.network is not None:
+            return None  # real links: nothing is emulated
         if self.config.bandwidth is not None:
             return self.config.bandwidth
         tc = getattr(self.delay_source(), "tc_seconds", None)
-        return None if tc is None else BandwidthConfig(vector_seconds=tc)
+        return BandwidthConfig(vector_seconds=tc) if tc else None
 
     def delay_source(self) -> DelaySource:
         stragglers = self.config.stragglers
@@ -153,6 +159,13 @@ def build_plan(config: RunConfig) -> Plan:
     if getattr(source, "tc_seconds", None) is not None and config.bandwidth is not None:
         raise ConfigError(
             "bandwidth: the single-port straggler model emulates its own tc; remove bandwidth"
+        )
+    emulated = source.emulated_comm()
+    if config.network is not None and emulated is not None:
+        raise ConfigError(
+            f"{emulated}: emulates communication, but with network: the real links carry the "
+            f"messages (only the compute part of stragglers.model {config.stragglers.model} "
+            "applies; set it to 0 or remove it)"
         )
     return plan
 

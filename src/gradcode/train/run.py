@@ -6,7 +6,8 @@ Phases, every rank taking part:
    prepares) and partitions the data and looks for a checkpoint; any problem is one line on
    rank 0's stderr and every rank exits with status 2, before any computation;
 2. the config is broadcast (every rank rebuilds the same plan), each worker receives the rows
-   of its partitions only, rank 0 records every rank's pid in ``ranks.json``;
+   of its partitions only, rank 0 records every rank's pid, node and MPI transport
+   (``gradcode.train.node``) in ``ranks.json`` (and ``summary.json``);
 3. the roles run: master or ring coordinator on rank 0, workers (tree nodes) elsewhere;
    rank 0 writes ``log.jsonl``, checkpoints, ``model.npy`` and ``summary.json``;
 4. the shutdown protocol ends every rank with status 0. An exception on any rank prints one
@@ -23,7 +24,6 @@ import faulthandler
 import os
 import shutil
 import signal
-import socket
 import sys
 import time
 import traceback
@@ -51,6 +51,7 @@ from gradcode.train.log import (
     TRAJECTORY_FILE,
     write_json,
 )
+from gradcode.train.node import describe_rank, summarize_ranks
 from gradcode.train.plan import CODED_DATA, Plan, build_plan, check_world
 from gradcode.train.runtime import RankContext, flat_links
 from gradcode.train.session import CHECKPOINT_DIR, Session, peak_rss_mib
@@ -161,7 +162,7 @@ def train(world: MPI.Comm, setup: Setup | None) -> None:
     plan = setup.plan if setup is not None else build_plan(config)
     shape = world.bcast(_shape(setup) if setup is not None else None, root=0)
     parts = _scatter(world, plan, setup.data if setup is not None else None)
-    ranks = world.gather({"rank": rank, "pid": os.getpid(), "host": socket.gethostname()}, root=0)
+    ranks = world.gather(describe_rank(rank), root=0)
     ctx = RankContext(
         world=world,
         plan=plan,
@@ -174,8 +175,10 @@ def train(world: MPI.Comm, setup: Setup | None) -> None:
     )
     session = None
     if setup is not None:
-        write_json(setup.out / RANKS_FILE, {"world_size": world.Get_size(), "ranks": ranks})
+        placement = summarize_ranks(ranks)
+        write_json(setup.out / RANKS_FILE, {"world_size": world.Get_size()} | placement)
         session = Session(ctx, setup.data, setup.out, setup.resume)
+        session.placement = placement
     if plan.topology == "ring":
         _run_ring(world, ctx, session)
     else:
@@ -233,7 +236,9 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
     else:
         links = flat_links(world, ctx.plan.workers)
     if session is not None:
-        extra = Master(ctx, links, session).run()
+        master = Master(ctx, links, session)
+        master.one_clock = bool((session.placement or {}).get("one_clock", False))
+        extra = master.run()
         session.finalize(extra, world.gather(peak_rss_mib(), root=0))
     else:
         Worker(ctx, links).run()

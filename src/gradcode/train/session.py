@@ -11,6 +11,7 @@ from __future__ import annotations
 import resource
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,15 @@ from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
 
 CHECKPOINT_DIR = "checkpoints"
+
+#: how ``transfer`` of a message in ``log.jsonl`` is measured (``summary.json``)
+TRANSFER_METHOD = (
+    "receiver's clock just after MPI reported its posted receive complete minus the "
+    "sender's clock when it called MPI_Isend (sent, in the message header); valid when both "
+    "ranks read one monotonic clock (one kernel: same boot_id, as network namespaces on one "
+    "host do), else null. Includes the receiver's polling delay (at most "
+    "runtime.poll_interval)."
+)
 
 
 def peak_rss_mib() -> float:
@@ -84,6 +94,8 @@ class Session:
         self.stale = 0
         self.caught: dict[int, int] = {}
         self.last_metrics: dict[str, float] = {}
+        #: ``gradcode.train.node.summarize_ranks`` of the job (set by ``run.train``)
+        self.placement: dict[str, Any] | None = None
 
     # -- optimisation -----------------------------------------------------------------------
     def point(self) -> np.ndarray:
@@ -163,6 +175,33 @@ class Session:
             self.config.checkpoint.keep,
         )
 
+    def _network(self) -> dict[str, Any]:
+        """``communication`` (emulated or real links), ``ranks``/``nodes`` (where each rank
+        ran, its transport) and ``transfer_timing`` (how ``transfer`` in the log is measured)."""
+        plan, placement = self.ctx.plan, self.placement or {}
+        network = self.config.network
+        if network is not None:
+            communication: dict[str, Any] = {"mode": "links", "injected": False}
+            if network.links is not None:
+                communication["links"] = asdict(network.links)
+        elif plan.bandwidth is not None:
+            communication = {"mode": "single-port-emulation", "injected": True}
+        else:
+            communication = {"mode": "none", "injected": False}
+        one_clock = bool(placement.get("one_clock", False))
+        return {
+            "communication": communication,
+            "ranks": placement.get("ranks", []),
+            "nodes": placement.get("nodes", []),
+            "shm_across_namespaces": placement.get("shm_across_namespaces", False),
+            "transfer_timing": {
+                "method": "sender-timestamp",
+                "description": TRANSFER_METHOD,
+                "clock": "time.perf_counter (CLOCK_MONOTONIC)",
+                "comparable": one_clock,
+            },
+        }
+
     # -- the end ----------------------------------------------------------------------------
     def finalize(self, summary: dict[str, Any], peak_rss: Sequence[float] | None = None) -> None:
         """Final checkpoint, ``model.npy``, ``trajectory.npy`` and ``summary.json``;
@@ -180,32 +219,36 @@ class Session:
         peaks = list(peak_rss) if peak_rss is not None else [0.0]
         peaks[0] = max(peaks[0], peak_rss_mib())
         times = np.array(self.iteration_times) if self.iteration_times else np.array([np.nan])
-        payload = {
-            "name": self.config.name,
-            "scheme": self.config.scheme.name,
-            "scheme_params": plan.scheme_params(),
-            "topology": plan.topology,
-            "world_size": self.ctx.world.Get_size(),
-            "workers": plan.workers,
-            "partitions": plan.partitions,
-            "iterations": self.config.iterations,
-            "completed": self.completed,
-            "resumed_from": self.resumed_from,
-            "data": self.data.describe(),
-            "model": {"kind": self.config.model.kind, "l2": self.ctx.l2},
-            "optimizer": self.config.optimizer.__dict__,
-            "final": self.last_metrics,
-            "train_time": self.train_time,
-            "wall_time": clock() - self.wall_start,
-            "iteration_time": {
-                "mean": float(np.mean(times)),
-                "median": float(np.median(times)),
-                "this_session": len(self.iteration_times),
-            },
-            "stale_discarded": self.stale,
-            "peak_rss_mib": describe_peak_rss(peaks),
-            "adversaries_caught": {str(k): v for k, v in sorted(self.caught.items())},
-            "fingerprint": self.fingerprint,
-            "config": self.config.as_dict(),
-        } | summary
+        payload = (
+            {
+                "name": self.config.name,
+                "scheme": self.config.scheme.name,
+                "scheme_params": plan.scheme_params(),
+                "topology": plan.topology,
+                "world_size": self.ctx.world.Get_size(),
+                "workers": plan.workers,
+                "partitions": plan.partitions,
+                "iterations": self.config.iterations,
+                "completed": self.completed,
+                "resumed_from": self.resumed_from,
+                "data": self.data.describe(),
+                "model": {"kind": self.config.model.kind, "l2": self.ctx.l2},
+                "optimizer": self.config.optimizer.__dict__,
+                "final": self.last_metrics,
+                "train_time": self.train_time,
+                "wall_time": clock() - self.wall_start,
+                "iteration_time": {
+                    "mean": float(np.mean(times)),
+                    "median": float(np.median(times)),
+                    "this_session": len(self.iteration_times),
+                },
+                "stale_discarded": self.stale,
+                "peak_rss_mib": describe_peak_rss(peaks),
+                "adversaries_caught": {str(k): v for k, v in sorted(self.caught.items())},
+                "fingerprint": self.fingerprint,
+                "config": self.config.as_dict(),
+            }
+            | self._network()
+            | summary
+        )
         write_json(self.out / SUMMARY_FILE, payload)

@@ -89,6 +89,12 @@ class DelaySource(ABC):
     def describe(self) -> dict[str, Any]:
         return {"model": self.name}
 
+    def emulated_comm(self) -> str | None:
+        """The parameter (``stragglers.params.x``) through which this source emulates
+        communication (an injected link delay or a receiver's single port), ``None`` if it
+        emulates none: with real links (``network`` in the run file) that part must be off."""
+        return None
+
     def zeros(self) -> np.ndarray:
         return np.zeros(self.workers)
 
@@ -131,6 +137,9 @@ class FixedDelays(DelaySource):
 
     def delays(self, iteration: int) -> Delays:
         return Delays(self.start, self.compute, self.comm)
+
+    def emulated_comm(self) -> str | None:
+        return "stragglers.params.comm" if bool(np.any(self.comm > 0)) else None
 
 
 class RandomSet(DelaySource):
@@ -192,6 +201,15 @@ class TimingModelDelays(DelaySource):
         tc = getattr(self.model, "tc", None)
         return None if tc is None else tc * self.time_unit
 
+    def emulated_comm(self) -> str | None:
+        if self.tc_seconds:
+            return "stragglers.params.tc"
+        draws = self.model.sample(np.random.default_rng(0), 1, self.workers)
+        if "comm" in draws:  # a per-message link time drawn for every worker
+            names = [key for key in self.model.params() if key not in _COMPUTE_PARAMS]
+            return f"stragglers.params.{'/'.join(names) or 'comm'}"
+        return None
+
     def delays(self, iteration: int) -> Delays:
         draws = self.model.sample(self.rng(iteration), 1, self.workers)
         comm = self.zeros()
@@ -205,6 +223,10 @@ class TimingModelDelays(DelaySource):
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "params": self.model.params(), "time_unit": self.time_unit}
+
+
+#: parameters of the built-in timing models that describe computation only
+_COMPUTE_PARAMS = frozenset({"lambda1", "t1", "a", "mu", "data"})
 
 
 def _rename(message: str) -> str:

@@ -49,6 +49,9 @@ class Result:
     nbytes: int
     arrived: float
     accepted: float
+    #: when MPI reported the receive complete (just after the ``Testsome`` that completed
+    #: it; ``arrived`` is the poll's ``now``, taken before): the end of a measured transfer
+    completed: float = 0.0
 
     def field(self, name: str) -> float:
         return float(self.header[FIELD[name]])
@@ -96,15 +99,16 @@ class ResultPort:
             done = MPI.Request.Testsome(self._requests, self._statuses)
             if not done:
                 break
+            completed = clock()
             # statuses are compacted: statuses[j] describes requests[done[j]]
             for j, index in enumerate(done):
-                self._take(index, self._statuses[j], now)
+                self._take(index, self._statuses[j], now, completed)
         ready = []
         while self._queue and self._queue[0].accepted <= now:
             ready.append(self._queue.popleft())
         return ready
 
-    def _take(self, index: int, status: MPI.Status, now: float) -> None:
+    def _take(self, index: int, status: MPI.Status, now: float, completed: float) -> None:
         buffer = self._buffers[index]
         count = status.Get_count(MPI.DOUBLE)
         iteration = int(buffer[0]) if count >= H else -1
@@ -127,6 +131,7 @@ class ResultPort:
                     nbytes=nbytes,
                     arrived=now,
                     accepted=self.port.accept_time(now, payload),
+                    completed=completed,
                 )
             )
             self._buffers[index] = self._new_buffer()

@@ -1,0 +1,66 @@
+"""Runs on real links (``network:``): every rank's node and transport are recorded, every
+message's measured transfer time is logged, and no communication delay is injected."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.helpers.mpi import base_run, run_config
+
+pytestmark = pytest.mark.mpi
+
+NETWORK = {"links": {"rate": "100mbit", "master_rate": "1gbit"}}
+
+
+def test_a_run_on_links_records_nodes_transport_and_transfer_times(tmp_path, logistic_data):
+    run = base_run(
+        logistic_data,
+        scheme={"name": "frc", "params": {"n": 4, "s": 1}},
+        stragglers={"model": "fixed", "params": {"compute": 0.01}},
+        network=NETWORK,
+    )
+    job = run_config(tmp_path, run, ranks=5).check()
+    summary = job.summary()
+    assert summary["communication"]["mode"] == "links"
+    assert summary["communication"]["injected"] is False
+    assert summary["communication"]["links"]["rate"] == 12.5e6
+    assert summary["communication"]["links"]["master_rate"] == 125e6
+    ranks = summary["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1, 2, 3, 4]
+    netns = os.stat("/proc/self/ns/net").st_ino
+    for record in ranks:
+        assert record["host"] and record["netns"] == netns and record["pid"] > 0
+        assert record["node"] == 0  # one host, one namespace: one node
+        assert len(record["shares_node_with"]) == 4
+        assert record["transport"]["library"]["version"].startswith("MPICH")
+        assert "netmod" in record["transport"] and "nolocal" in record["transport"]
+    assert [r["path_to_master"] for r in ranks] == ["self"] + ["shm"] * 4
+    assert len(summary["nodes"]) == 1 and summary["nodes"][0]["ranks"] == [0, 1, 2, 3, 4]
+    assert summary["transfer_timing"]["comparable"] is True
+    assert summary["transfer_timing"]["method"] == "sender-timestamp"
+    for record in job.log():
+        assert record["injected"]["comm"] == [0.0] * 4
+        for message in record["messages"]:
+            assert message["injected_comm"] == 0.0
+            assert message["bytes"] > 0
+            # sent and received on one clock: a transfer time, short on one host
+            assert 0 <= message["transfer"] < 0.5
+            assert message["transfer"] >= message["received"] - message["sent"]
+            # no single port: a message counts when it is in memory
+            assert message["arrival"] == message["received"]
+
+
+def test_a_tree_on_links_logs_its_root_transfers(tmp_path, logistic_data):
+    run = base_run(
+        logistic_data,
+        iterations=3,
+        scheme={"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}},
+        network={},
+    )
+    job = run_config(tmp_path, run, ranks=7).check()
+    assert job.summary()["communication"] == {"mode": "links", "injected": False}
+    for record in job.log():
+        assert record["messages"]
+        assert all(m["transfer"] >= 0 for m in record["messages"])

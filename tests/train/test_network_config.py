@@ -1,0 +1,148 @@
+"""The run file's ``network:`` section: real links, nothing of the communication emulated
+(no MPI needed here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcode.train.config import parse_config, parse_rate
+from gradcode.train.node import summarize_ranks
+from gradcode.train.plan import build_plan
+from tests.train.test_config import error_of, minimal
+
+LINKS = {"links": {"rate": "100mbit"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "bytes_per_second"),
+    [
+        ("100mbit", 12.5e6),
+        ("1gbit", 125e6),
+        ("8kbit", 1000.0),
+        ("1mibit", 1024**2 / 8),
+        ("2mbps", 2e6),
+        ("500bps", 500.0),
+        ("12.5MBit", 12.5e6 / 8),
+        (1e6, 1e6),
+        (250, 250.0),
+    ],
+)
+def test_rates_read_as_tc_reads_them(text, bytes_per_second):
+    assert parse_rate("r", text) == pytest.approx(bytes_per_second)
+
+
+def test_links_are_parsed_and_the_master_rate_defaults_to_the_rate():
+    config = parse_config(minimal(network={"links": {"rate": "100mbit", "latency": 0.001}}))
+    links = config.network.links
+    assert links.rate == links.master_rate == 12.5e6
+    assert links.latency == 0.001 and links.rate_text == "100mbit"
+    config = parse_config(minimal(network={"links": {"rate": 1e6, "master_rate": "1gbit"}}))
+    assert config.network.links.master_rate == 125e6
+    assert parse_config(minimal(network={})).network.links is None
+    assert parse_config(minimal()).network is None
+
+
+def test_links_do_not_change_the_fingerprint():
+    # the links are where the job ran, not what it computes: a checkpoint resumes across them
+    base = parse_config(minimal()).fingerprint()
+    assert parse_config(minimal(network=LINKS)).fingerprint() == base
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"network": {"links": {"rate": "100furlongs"}}}, "network.links.rate: unknown rate unit"),
+        ({"network": {"links": {"rate": -3}}}, "network.links.rate: must be a finite number > 0"),
+        ({"network": {"links": {"rate": "0mbit"}}}, "network.links.rate: must be a rate > 0"),
+        ({"network": {"links": {}}}, "network.links.rate: missing"),
+        ({"network": {"links": {"rate": 1, "burst": 2}}}, "network.links.burst: unknown key"),
+        ({"network": {"ports": 1}}, "network.ports: unknown key"),
+        (
+            {"network": LINKS, "bandwidth": {"bytes_per_second": 1e6}},
+            "network: and bandwidth: exclude each other",
+        ),
+        (
+            {"network": LINKS, "stragglers": {"model": "fixed", "params": {"comm": 0.01}}},
+            "stragglers.params.comm: emulates communication",
+        ),
+        (
+            {
+                "network": LINKS,
+                "stragglers": {
+                    "model": "single-port",
+                    "params": {"a": 1e-4, "mu": 1e3, "tc": 0.02, "data": 480},
+                },
+            },
+            "stragglers.params.tc: emulates communication",
+        ),
+        (
+            {
+                "network": LINKS,
+                "stragglers": {
+                    "model": "master-worker",
+                    "params": {"lambda1": 10, "t1": 0.01, "lambda2": 10, "t2": 0.01},
+                },
+            },
+            "stragglers.params.lambda2/t2: emulates communication",
+        ),
+    ],
+)
+def test_combinations_that_make_no_sense_are_one_line_errors(change, expected):
+    assert expected in error_of(minimal(**change))
+
+
+@pytest.mark.parametrize(
+    "stragglers",
+    [
+        {"model": "fixed", "params": {"compute": 0.01, "comm": 0}},
+        {"model": "single-port", "params": {"a": 1e-4, "mu": 1e3, "tc": 0, "data": 480}},
+        {"model": "master-worker", "params": {"lambda1": 10, "t1": 0.01}},
+        {"model": "random-set", "params": {"count": 1, "delay": 0.05}},
+    ],
+)
+def test_with_links_only_computation_is_injected(stragglers):
+    plan = build_plan(parse_config(minimal(network=LINKS, stragglers=stragglers)))
+    assert plan.bandwidth is None  # no single port
+    source = plan.delay_source()
+    assert source.emulated_comm() is None
+    for t in range(5):
+        assert not source.delays(t).comm.any()  # no per-message link sleep
+
+
+def test_single_port_with_zero_tc_emulates_no_port():
+    stragglers = {"model": "single-port", "params": {"a": 1e-4, "mu": 1e3, "tc": 0, "data": 480}}
+    assert build_plan(parse_config(minimal(stragglers=stragglers))).bandwidth is None
+
+
+def _rank(rank, host="a", netns=1, nolocal=False):
+    transport = {"nolocal": nolocal}
+    return {
+        "rank": rank,
+        "host": host,
+        "netns": netns,
+        "boot_id": "b",
+        "slurm_nodeid": None,
+        "transport": transport,
+    }
+
+
+def test_ranks_are_grouped_into_nodes_by_host_and_namespace():
+    placement = summarize_ranks(
+        [_rank(2, "n2", 12), _rank(0, "n0", 10), _rank(1, "n1", 11), _rank(3, "n2", 12)]
+    )
+    ranks = placement["ranks"]
+    assert [r["node"] for r in ranks] == [0, 1, 2, 2]
+    assert ranks[2]["shares_node_with"] == [3] and ranks[1]["shares_node_with"] == []
+    assert [r["path_to_master"] for r in ranks] == ["self", "netmod", "netmod", "netmod"]
+    assert placement["nodes"][2] == {"node": 2, "host": "n2", "netns": 12, "ranks": [2, 3]}
+    assert placement["one_clock"] and not placement["shm_across_namespaces"]
+
+
+def test_one_hostname_in_two_namespaces_is_two_nodes_and_shm_is_flagged():
+    placement = summarize_ranks([_rank(0, netns=1), _rank(1, netns=2)])
+    assert [r["node"] for r in placement["ranks"]] == [0, 1]
+    assert placement["ranks"][1]["path_to_master"] == "shm"  # MPICH: same host, shared memory
+    assert placement["shm_across_namespaces"]
+    placement = summarize_ranks([_rank(0, netns=1, nolocal=True), _rank(1, netns=2, nolocal=True)])
+    assert placement["ranks"][1]["path_to_master"] == "netmod"
+    assert not placement["shm_across_namespaces"]
