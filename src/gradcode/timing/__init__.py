@@ -5,6 +5,9 @@
 - ``single_port.SinglePortModel`` (``"single-port"``): paper 001 (Lee et al.'s computation model,
   single-port transfers of ``tc``), for master-worker codes, CodedReduce trees and
   Ring-AllReduce (the ``ring-allreduce`` code);
+- ``links.LinksModel`` (``"links"``): deterministic rate-limited links (a cluster's ``tc tbf``
+  limits), fairly shared at each receiver, for the same three topologies; predicts message
+  and completion times for given link parameters;
 - ``exact``: closed-form expectations of order statistics, to test the Monte Carlo.
 
 ``TIMING_MODELS`` maps the built-in names used in simulation specs and run files to the classes;
@@ -21,6 +24,7 @@ from typing import Any
 
 from gradcode.errors import UnknownNameError
 from gradcode.plugins import TIMING_MODELS_GROUP, LazyPlugins
+from gradcode.timing.links import LinksModel
 from gradcode.timing.master_worker import MasterWorkerModel
 from gradcode.timing.model import Outcome, TimingModel
 from gradcode.timing.single_port import SinglePortModel
@@ -28,6 +32,7 @@ from gradcode.timing.single_port import SinglePortModel
 TIMING_MODELS: dict[str, type[TimingModel]] = {
     MasterWorkerModel.name: MasterWorkerModel,
     SinglePortModel.name: SinglePortModel,
+    LinksModel.name: LinksModel,
 }
 
 
@@ -71,6 +76,7 @@ def model_from_spec(name: str, params: Mapping[str, Any]) -> TimingModel:
 
 __all__ = [
     "TIMING_MODELS",
+    "LinksModel",
     "MasterWorkerModel",
     "Outcome",
     "SinglePortModel",

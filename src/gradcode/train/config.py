@@ -84,6 +84,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.errors import UserError
+from gradcode.timing.links import rate_bytes
 from gradcode.yamlfile import read_yaml
 
 _MISSING = object()
@@ -485,44 +486,13 @@ def _bandwidth(top: _Section) -> BandwidthConfig | None:
     )
 
 
-#: tc's rate units: bytes per second each
-RATE_UNITS = {
-    "bit": 1 / 8,
-    "kbit": 1e3 / 8,
-    "mbit": 1e6 / 8,
-    "gbit": 1e9 / 8,
-    "tbit": 1e12 / 8,
-    "kibit": 1024 / 8,
-    "mibit": 1024**2 / 8,
-    "gibit": 1024**3 / 8,
-    "bps": 1.0,
-    "kbps": 1e3,
-    "mbps": 1e6,
-    "gbps": 1e9,
-}
-
-
 def parse_rate(path: str, value: Any) -> float:
-    """Bytes per second of a rate: a number (bytes per second) or tc's ``"100mbit"`` form."""
-    if isinstance(value, str):
-        text = value.strip().lower()
-        number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-        unit = text[len(number) :]
-        if unit not in RATE_UNITS:
-            units = ", ".join(RATE_UNITS)
-            raise ConfigError(
-                f"{path}: unknown rate unit in {value!r} (a number of bytes per second, or "
-                f"one of {units})"
-            )
-        try:
-            amount = float(number)
-        except ValueError:
-            raise ConfigError(f"{path}: not a rate: {value!r} (e.g. 100mbit)") from None
-        value = amount * RATE_UNITS[unit]
-        if not math.isfinite(value) or value <= 0:
-            raise ConfigError(f"{path}: must be a rate > 0 (got {value!r})")
-        return value
-    return _number(path, value, positive=True)
+    """Bytes per second of a rate: a number (bytes per second) or tc's ``"100mbit"`` form
+    (``gradcode.timing.links.rate_bytes``)."""
+    try:
+        return rate_bytes(path, value)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _network(top: _Section) -> NetworkConfig | None:

@@ -1,0 +1,416 @@
+"""Deterministic links (``"links"``): what real, rate-limited links predict for a run on a
+cluster whose nodes each have a link of ``rate`` bytes per second in each direction (the
+master's node ``master_rate``), like the emulated cluster's ``tc tbf`` limits.
+
+Communication. A message of ``b`` bytes from a node to its receiver is a flow through two
+links: the sender's (``rate`` of the sender) and the receiver's (``master_rate`` at the master,
+``rate`` at a tree parent). Flows that share a receiver's link share its rate fairly
+(max-min: every active flow gets an equal share, except that none gets more than its own
+sender's link, and what a capped flow leaves is shared by the others), as TCP flows through
+one bottleneck do, ideally; each finishes when its last byte is through, and is received
+``latency`` later (one way, per message). So one message on idle links takes
+
+    ``latency + b / min(rate, master_rate)``                       (``message_time``)
+
+and ``q`` messages of ``b`` bytes that start together at the master finish together at
+``latency + q b / master_rate`` when ``master_rate / q <= rate`` (incast: they share the
+master's port), or at ``latency + b / rate`` when the master's link has room for them all. A
+node sends its own messages one after the other (GC-MMC's several messages).
+
+Messages. A result of a code with communication reduction ``m`` is ``ceil(l / m)`` float64s
+(``l = features``) plus ``header_bytes`` (the MPI runtime adds a header of 72 bytes); the model
+(``download``) is ``8 (l + 1)`` bytes.
+
+Timeline of one iteration (one trial):
+
+1. with ``download`` (default) the master sends the model to its children at once (they share
+   its link) and a tree node forwards it to its own children on receipt; a node starts
+   computing when its copy arrived (without ``download``: at 0);
+2. computation as paper 001's model (``single_port``): ``d_i (a + Exp(mu))`` for a node with
+   ``d_i`` of the ``data`` points (``mu`` omitted: deterministic ``a`` per point);
+3. master-worker codes: every message flows to the master once ready, the code's
+   ``completion_times`` on the reception times decides; trees: the same at every parent
+   (``children_completion_times``), a parent's message ready when it has reduced and
+   computed; rings (Ring-AllReduce): ``2 (N - 1)`` steps after the slowest worker, each a
+   chunk of ``8 l / N`` bytes over every worker's link at once (one flow per link and
+   direction), ``latency + 8 l / (N rate)`` per step (the slowest link's rate).
+
+The event-driven fair-share schedule runs per trial in Python (``O(messages^2)`` per
+receiver): fine for predictions and moderate Monte Carlo, not for ``10^6`` trials.
+
+``rate`` and ``master_rate`` take tc's units (``"100mbit"``, ``"12.5mbps"``, see
+``rate_bytes``) or bytes per second.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gradcode.codes.base import GradientCode
+from gradcode.codes.tree import MASTER, TreeCode
+from gradcode.timing.distributions import PerWorker, ShiftedExponential
+from gradcode.timing.model import (
+    Draws,
+    Outcome,
+    TimingModel,
+    per_worker,
+    received_by,
+    work_fractions,
+)
+
+#: tc's rate units, in bytes per second each (``tc(8)``: bit and bps are bits and *bytes*)
+RATE_UNITS = {
+    "bit": 1 / 8,
+    "kbit": 1e3 / 8,
+    "mbit": 1e6 / 8,
+    "gbit": 1e9 / 8,
+    "tbit": 1e12 / 8,
+    "kibit": 1024 / 8,
+    "mibit": 1024**2 / 8,
+    "gibit": 1024**3 / 8,
+    "bps": 1.0,
+    "kbps": 1e3,
+    "mbps": 1e6,
+    "gbps": 1e9,
+}
+#: bytes of a float64
+FLOAT = 8
+
+
+def rate_bytes(path: str, value: Any) -> float:
+    """Bytes per second of a rate: a number, or tc's ``<number><unit>`` (``"100mbit"``);
+    ``ValueError`` naming ``path`` otherwise."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = text[len(number) :]
+        if unit not in RATE_UNITS:
+            raise ValueError(
+                f"{path}: unknown rate unit in {value!r} (a number of bytes per second, or "
+                f"one of {', '.join(RATE_UNITS)})"
+            )
+        try:
+            amount = float(number)
+        except ValueError:
+            raise ValueError(f"{path}: not a rate: {value!r} (e.g. 100mbit)") from None
+        result = amount * RATE_UNITS[unit]
+        if not math.isfinite(result) or result <= 0:
+            raise ValueError(f"{path}: must be a rate > 0 (got {value!r})")
+        return result
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{path}: must be a rate (got {value!r})")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{path}: must be a finite number > 0")
+    return float(value)
+
+
+def message_time(nbytes: float, rate: float, master_rate: float, latency: float = 0.0) -> float:
+    """Seconds one message of ``nbytes`` takes between a node and the master on idle links."""
+    return latency + nbytes / min(rate, master_rate)
+
+
+def fair_shares(caps: np.ndarray, capacity: float) -> np.ndarray:
+    """Max-min fair rates of flows capped at ``caps`` through one link of ``capacity``."""
+    rates = np.empty(len(caps))
+    left, remaining = capacity, len(caps)
+    for index in np.argsort(caps, kind="stable"):
+        share = left / remaining
+        rates[index] = min(caps[index], share)
+        left -= rates[index]
+        remaining -= 1
+    return rates
+
+
+def fair_finish(
+    ready: Sequence[float],
+    sizes: Sequence[float],
+    caps: Sequence[float],
+    capacity: float,
+    after: Sequence[int] | None = None,
+) -> np.ndarray:
+    """When each flow's last byte is through one receiving link (fair sharing, see the module
+    docstring): flow ``j`` becomes ready at ``ready[j]`` (``inf``: never), has ``sizes[j]``
+    bytes and is capped at ``caps[j]`` bytes per second; ``after[j]`` (or -1) is a flow that
+    must finish before ``j`` starts (the sender's previous message)."""
+    count = len(ready)
+    ready_ = np.asarray(ready, dtype=np.float64)
+    size = np.asarray(sizes, dtype=np.float64)
+    cap = np.asarray(caps, dtype=np.float64)
+    before = np.full(count, -1) if after is None else np.asarray(after, dtype=np.intp)
+    chained = before >= 0
+    finish = np.full(count, np.inf)
+    left = size.copy()
+    started = np.zeros(count, dtype=bool)
+    active: list[int] = []
+    now = 0.0
+    while True:
+        # when each flow not yet started may start (inf: not ready, or its predecessor runs)
+        starts = ready_.copy()
+        starts[chained] = np.maximum(starts[chained], finish[before[chained]])
+        starts[started] = np.inf
+        if not active:
+            first = float(starts.min()) if count else np.inf
+            if not np.isfinite(first):
+                break
+            now = max(now, first)
+        newly = np.flatnonzero(starts <= now)
+        if newly.size:
+            for j in newly:
+                started[j] = True
+                if left[j] <= 0:
+                    finish[j] = now
+                else:
+                    active.append(int(j))
+            continue  # a zero-byte flow may have let its successor start: look again
+        upcoming = float(starts.min()) if count else np.inf
+        rates = fair_shares(cap[active], capacity)
+        times = left[active] / rates
+        step = min(float(times.min()), upcoming - now)
+        left[active] -= rates * step
+        now += step
+        still = []
+        for position, j in enumerate(active):
+            if times[position] <= step * (1 + 1e-12):
+                left[j] = 0.0
+                finish[j] = now
+            else:
+                still.append(j)
+        active = still
+    return finish
+
+
+def _rates(path: str, value: Any) -> PerWorker:
+    if isinstance(value, str):
+        return PerWorker.parse(f"parameters.{path}", rate_bytes(f"parameters.{path}", value))
+    if isinstance(value, list):
+        value = [rate_bytes(f"parameters.{path}[{i}]", v) for i, v in enumerate(value)]
+    return per_worker(path, value)
+
+
+class LinksModel(TimingModel):
+    """Computation ``d_i (a + Exp(mu))``; deterministic, fairly shared links (module
+    docstring)."""
+
+    name = "links"
+    parameters: ClassVar[dict[str, str]] = {
+        "rate": "every node's link, bytes per second or tc's units (100mbit), each direction",
+        "master_rate": "the master's link (default: rate)",
+        "latency": "seconds one way per message (default 0)",
+        "features": "gradient length l: a message of a code with reduction m is ceil(l/m) floats",
+        "header_bytes": "bytes added to every result message (default 0; the runtime's: 72)",
+        "download": "whether the master first sends the model to every worker (default true)",
+        "a": "computation time per data point (default 0)",
+        "mu": "exponential rate per data point (default: none, deterministic computation)",
+        "data": "number of data points d in the data set (default 1)",
+    }
+    optional = frozenset({"master_rate", "latency", "header_bytes", "download", "a", "mu", "data"})
+
+    def __init__(
+        self,
+        rate: Any,
+        features: Any,
+        master_rate: Any = None,
+        latency: Any = 0.0,
+        header_bytes: Any = 0,
+        download: Any = True,
+        a: Any = 0.0,
+        mu: Any = None,
+        data: Any = 1,
+    ) -> None:
+        self.rate = _rates("rate", rate)
+        if master_rate is not None:
+            self.master_rate = rate_bytes("parameters.master_rate", master_rate)
+        elif self.rate.workers() is None:
+            self.master_rate = self.rate.scalar
+        else:
+            raise ValueError("parameters.master_rate: needed when rate differs per worker")
+        self.latency = _nonnegative("latency", latency)
+        if isinstance(features, bool) or not isinstance(features, int) or features < 1:
+            raise ValueError(f"parameters.features: must be an integer >= 1 (got {features!r})")
+        self.features = features
+        self.header_bytes = _nonnegative("header_bytes", header_bytes)
+        if not isinstance(download, bool):
+            raise ValueError(f"parameters.download: must be true or false (got {download!r})")
+        self.download = download
+        self.a = per_worker("a", a, positive=False)
+        self.mu = None if mu is None else per_worker("mu", mu)
+        self.data = _nonnegative("data", data)
+        if self.data <= 0:
+            raise ValueError("parameters.data: must be > 0")
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "rate": self.rate.as_param(),
+            "master_rate": self.master_rate,
+            "latency": self.latency,
+            "features": self.features,
+            "header_bytes": self.header_bytes,
+            "download": self.download,
+            "a": self.a.as_param(),
+            "data": self.data,
+        }
+        if self.mu is not None:
+            params["mu"] = self.mu.as_param()
+        return params
+
+    def check(self, scheme: Any) -> None:
+        if not isinstance(scheme, GradientCode):
+            raise ValueError(f"model {self.name} cannot simulate {type(scheme).__name__}")
+        for per in (self.rate, self.a, self.mu):
+            if per is not None:
+                per.check(scheme.n, scheme.name)
+
+    def sample(self, rng: np.random.Generator, trials: int, workers: int) -> Draws:
+        """``unit``: time per data point of every worker, ``(trials, workers)``."""
+        if self.mu is not None:  # the draws of single-port with the same a and mu
+            return {"unit": ShiftedExponential(self.a, self.mu).sample(rng, trials, workers)}
+        return {"unit": np.tile(self.a.for_workers(workers), (trials, 1))}
+
+    # -- message sizes ----------------------------------------------------------------------
+    def result_bytes(self, code: Any) -> float:
+        """Bytes of one result message of ``code`` (``ceil(l / m)`` floats + header)."""
+        return FLOAT * code.message_length(self.features) + self.header_bytes
+
+    @property
+    def model_bytes(self) -> float:
+        return FLOAT * (self.features + 1)
+
+    def prepare(self, scheme: Any) -> _Flat | _Tree | _Ring:
+        self.check(scheme)
+        rates = self.rate.for_workers(scheme.n)
+        topology = scheme.capabilities.topology
+        if topology == "ring":
+            return _Ring(self, scheme, rates)
+        if topology == "tree":
+            return _Tree(self, scheme, rates)
+        return _Flat(self, scheme, rates)
+
+    def extras(self, scheme: Any) -> dict[str, float]:
+        """``message_time``: one result message to the master on idle links (seconds)."""
+        rates = self.rate.for_workers(scheme.n)
+        nbytes = self.result_bytes(scheme) if scheme.capabilities.topology != "ring" else 0.0
+        return {
+            "message_time": message_time(nbytes, float(rates.min()), self.master_rate, self.latency)
+        }
+
+
+def _nonnegative(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"parameters.{name}: must be a number (got {value!r})")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"parameters.{name}: must be a finite number >= 0 (got {value!r})")
+    return float(value)
+
+
+@dataclass
+class _Flat:
+    model: LinksModel
+    code: GradientCode
+    rates: np.ndarray  # (n,) each worker's link
+
+    def __post_init__(self) -> None:
+        code = self.code
+        keys = code.all_message_keys()
+        self.worker = np.array([code.worker_of(key) for key in keys], dtype=np.intp)
+        self.points = self.model.data * work_fractions(code)
+        last: dict[int, int] = {}
+        self.after = np.full(len(keys), -1)
+        for q, w in enumerate(self.worker):  # a worker's messages leave in key order
+            self.after[q] = last.get(int(w), -1)
+            last[int(w)] = q
+        self.size = self.model.result_bytes(code)
+
+    def run(self, draws: Draws) -> Outcome:
+        model, n = self.model, self.code.n
+        unit = draws["unit"]
+        arrivals = np.empty((unit.shape[0], len(self.worker)))
+        down = np.zeros(n)
+        if model.download:
+            down = model.latency + fair_finish(
+                np.zeros(n), np.full(n, model.model_bytes), self.rates, model.master_rate
+            )
+        sizes = np.full(len(self.worker), self.size)
+        caps = self.rates[self.worker]
+        for trial in range(unit.shape[0]):
+            ready = down[self.worker] + unit[trial, self.worker] * self.points
+            arrivals[trial] = model.latency + fair_finish(
+                ready, sizes, caps, model.master_rate, self.after
+            )
+        times = self.code.completion_times(arrivals)
+        return Outcome(times, received_by(arrivals, times))
+
+
+@dataclass
+class _Tree:
+    model: LinksModel
+    code: TreeCode
+    rates: np.ndarray  # (N,) each node's link
+
+    def run(self, draws: Draws) -> Outcome:
+        model, code = self.model, self.code
+        points = model.data * code.loads() / code.k
+        compute = draws["unit"] * points
+        trials = compute.shape[0]
+        size = model.result_bytes(code)
+        start = np.zeros(code.n)
+        if model.download:
+            for depth in range(code.height):  # parents before their children
+                for parent in code.nodes_at_depth(depth):
+                    kids = list(code.children(parent))
+                    if not kids:
+                        continue
+                    at = 0.0 if parent == MASTER else start[parent]
+                    capacity = model.master_rate if parent == MASTER else self.rates[parent]
+                    got = fair_finish(
+                        np.full(len(kids), at),
+                        np.full(len(kids), model.model_bytes),
+                        self.rates[kids],
+                        capacity,
+                    )
+                    start[kids] = got + model.latency
+        ready = compute + start
+        received: list[tuple[np.ndarray, np.ndarray]] = []
+        times = np.full(trials, np.inf)
+        for depth in range(code.height - 1, -1, -1):
+            for parent in code.nodes_at_depth(depth):
+                kids = list(code.children(parent))
+                if not kids:
+                    continue
+                capacity = model.master_rate if parent == MASTER else float(self.rates[parent])
+                arrivals = np.empty((trials, len(kids)))
+                for trial in range(trials):
+                    arrivals[trial] = model.latency + fair_finish(
+                        ready[trial, kids], np.full(len(kids), size), self.rates[kids], capacity
+                    )
+                reduced = code.children_completion_times(parent, arrivals)
+                received.append((arrivals, reduced))
+                if parent == MASTER:
+                    times = reduced
+                else:
+                    ready[:, parent] = np.maximum(ready[:, parent], reduced)
+        messages = np.zeros(trials, dtype=np.int64)
+        for arrivals, reduced in received:
+            cutoff = np.minimum(reduced, times)[:, None]
+            messages += np.count_nonzero(arrivals <= cutoff, axis=1)
+        return Outcome(times, messages)
+
+
+@dataclass
+class _Ring:
+    model: LinksModel
+    ring: Any  # a code with topology "ring": ``completion``, ``messages``, ``n``
+    rates: np.ndarray
+
+    def run(self, draws: Draws) -> Outcome:
+        model, n = self.model, self.ring.n
+        compute = draws["unit"] * (model.data / self.ring.k)
+        links = np.minimum(self.rates, np.roll(self.rates, -1))  # worker i -> i + 1
+        step = model.latency + FLOAT * model.features / n / float(links.min())
+        # the code's schedule: rounds() steps of tc / n each after the slowest worker
+        times = self.ring.completion(compute, step * n)
+        return Outcome(times, np.full(len(times), self.ring.messages()))

@@ -1,0 +1,181 @@
+"""The deterministic-link model (``links``): fair sharing of a receiver's link, incast at the
+master, trees and rings, each against its closed form."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gradcode.codes import build
+from gradcode.sim.montecarlo import simulate
+from gradcode.sim.spec import load_spec
+from gradcode.timing import TIMING_MODELS, LinksModel, model_from_spec
+from gradcode.timing.links import fair_finish, fair_shares, message_time, rate_bytes
+
+R = 12.5e6  # 100mbit in bytes per second
+L = 1000  # features: a full message is 8000 bytes
+B = 8 * L
+
+
+def _run(model, code, trials=1, seed=0):
+    return model.prepare(code).run(model.sample(np.random.default_rng(seed), trials, code.n))
+
+
+def test_registered_and_built_from_a_spec():
+    assert TIMING_MODELS["links"] is LinksModel
+    model = model_from_spec("links", {"rate": "100mbit", "master_rate": "1gbit", "features": L})
+    assert model.rate.scalar == R and model.master_rate == 125e6
+    assert model.params()["download"] is True and "mu" not in model.params()
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"rate": "1furlong", "features": 3}, "parameters.rate: unknown rate unit"),
+        ({"rate": 1e6}, "parameters.features: missing"),
+        ({"rate": 1e6, "features": 0}, "parameters.features: must be an integer >= 1"),
+        ({"rate": [1e6, 2e6], "features": 3}, "parameters.master_rate: needed"),
+        ({"rate": 1e6, "features": 3, "latency": -1}, "parameters.latency: must be a finite"),
+        ({"rate": 1e6, "features": 3, "download": "no"}, "parameters.download: must be true"),
+        ({"rate": 1e6, "features": 3, "tc": 1}, "parameters.tc: unknown parameter"),
+    ],
+)
+def test_bad_parameters_name_the_key(params, expected):
+    with pytest.raises(ValueError, match=expected):
+        model_from_spec("links", params)
+
+
+def test_rates_in_tc_units():
+    assert rate_bytes("r", "100mbit") == R and rate_bytes("r", "1kbps") == 1000.0
+    assert rate_bytes("r", "8bit") == 1.0 and rate_bytes("r", 5) == 5.0
+
+
+def test_one_message_on_idle_links():
+    assert message_time(B, R, 10 * R, 0.001) == pytest.approx(0.001 + B / R)
+    assert message_time(B, R, R / 2) == pytest.approx(2 * B / R)  # the master's link limits
+
+
+def test_fair_shares_fill_the_link_and_respect_caps():
+    assert fair_shares(np.array([10.0, 10.0, 10.0]), 3.0).tolist() == [1.0, 1.0, 1.0]
+    # a flow capped below its share leaves the rest to the others
+    np.testing.assert_allclose(fair_shares(np.array([0.5, 10.0, 10.0]), 3.0), [0.5, 1.25, 1.25])
+    assert fair_shares(np.array([1.0, 1.0]), 10.0).tolist() == [1.0, 1.0]  # senders limit
+
+
+@pytest.mark.parametrize("q", [1, 2, 5, 9])
+def test_incast_of_q_equal_messages_finishes_together(q):
+    # q b / M when the master's link is the bottleneck (M / q <= r), else b / r
+    got = fair_finish(np.zeros(q), np.full(q, B), np.full(q, R), R)
+    np.testing.assert_allclose(got, q * B / R)
+    got = fair_finish(np.zeros(q), np.full(q, B), np.full(q, R), 4 * R)
+    np.testing.assert_allclose(got, max(q / 4, 1) * B / R)
+
+
+def test_staggered_and_chained_flows():
+    # flow 0 alone for 0.5 s, then both share: 0 ends at 1.5, 1 at 2.0 (1 byte/s, 1 byte each)
+    np.testing.assert_allclose(fair_finish([0.0, 0.5], [1, 1], [1, 1], 1.0), [1.5, 2.0])
+    # a sender's second message waits for its first
+    np.testing.assert_allclose(fair_finish([0.0, 0.0], [1, 1], [1, 1], 5.0, [-1, 0]), [1, 2])
+    # never-ready flows never finish and take no share
+    np.testing.assert_allclose(fair_finish([0.0, np.inf], [1, 1], [1, 1], 1.0), [1, np.inf])
+
+
+def test_master_worker_incast_is_n_messages_through_the_masters_port():
+    n, latency = 4, 0.002
+    model = LinksModel(rate=R, features=L, latency=latency, download=False)
+    outcome = _run(model, build("uncoded", n=n))
+    assert outcome.times[0] == pytest.approx(latency + n * B / R)
+    assert outcome.messages[0] == n
+    # the master's link 4x faster: every worker's own link is the limit
+    model = LinksModel(rate=R, master_rate=4 * R, features=L, download=False)
+    assert _run(model, build("uncoded", n=n)).times[0] == pytest.approx(B / R)
+
+
+def test_waiting_for_n_minus_s_does_not_help_when_all_messages_share_the_port():
+    # fair sharing: the straggler's bytes slow the others; all n finish together at n b / M
+    model = LinksModel(rate=R, features=L, download=False)
+    sgd = build("ignore-stragglers", n=4, s=1)
+    assert _run(model, sgd).times[0] == pytest.approx(4 * B / R)
+
+
+def test_a_message_of_one_mth_of_the_gradient_takes_one_mth_of_the_time():
+    model = LinksModel(rate=R, features=L, download=False)
+    code = build("ye-abbe", n=4, d=2, s=0, m=2)
+    assert _run(model, code).times[0] == pytest.approx(4 * 8 * math.ceil(L / 2) / R)
+
+
+def test_download_then_compute_then_upload():
+    n, a, data, header = 4, 1e-4, 480, 72
+    model = LinksModel(rate=R, features=L, a=a, data=data, header_bytes=header)
+    outcome = _run(model, build("uncoded", n=n))
+    download = n * 8 * (L + 1) / R  # the model to 4 workers through the master's link
+    compute = a * data / n  # each worker 120 points
+    upload = n * (B + header) / R
+    assert outcome.times[0] == pytest.approx(download + compute + upload)
+
+
+def test_spread_out_readiness_sends_each_message_alone():
+    # per-worker a: ready at 1, 2, 3, 4 ms (400 points each... of 1600), far apart
+    gap = 0.01
+    model = LinksModel(
+        rate=R, features=L, download=False, a=[gap * (i + 1) / 400 for i in range(4)], data=1600
+    )
+    assert _run(model, build("uncoded", n=4)).times[0] == pytest.approx(4 * gap + B / R)
+
+
+def test_tree_parents_share_their_own_links():
+    # coded-reduce n=2, L=2: 6 nodes; leaves ready at 0, each parent takes its 2 children
+    # through its link (2 b / r), then the root takes the 2 parents' messages (2 b / r)
+    code = build("coded-reduce", n=2, L=2, s=1)
+    latency = 0.001
+    model = LinksModel(rate=R, features=L, latency=latency, download=False)
+    outcome = _run(model, code)
+    size = 8 * code.message_length(L)
+    assert outcome.times[0] == pytest.approx(2 * (latency + 2 * size / R))
+
+
+def test_tree_download_forwards_the_model_down():
+    code = build("coded-reduce", n=2, L=2, s=1)
+    model = LinksModel(rate=R, features=L)
+    no_download = LinksModel(rate=R, features=L, download=False)
+    extra = _run(model, code).times[0] - _run(no_download, code).times[0]
+    assert extra == pytest.approx(2 * 2 * 8 * (L + 1) / R)  # two levels, two children each
+
+
+def test_ring_takes_two_n_minus_one_chunk_steps_after_the_slowest_worker():
+    n, latency = 4, 0.0005
+    ring = build("ring-allreduce", n=n)
+    model = LinksModel(rate=R, features=L, latency=latency, a=[1e-5, 2e-5, 3e-5, 4e-5], data=400)
+    outcome = _run(model, ring)
+    slowest = 4e-5 * 400 / ring.k
+    assert outcome.times[0] == pytest.approx(slowest + 2 * (n - 1) * (latency + B / n / R))
+
+
+def test_random_computation_uses_single_ports_draws():
+    model = LinksModel(rate=R, features=L, a=1e-5, mu=1e4, data=400)
+    same = model_from_spec("single-port", {"a": 1e-5, "mu": 1e4, "tc": 0.1, "data": 400})
+    rng = np.random.default_rng
+    np.testing.assert_array_equal(
+        model.sample(rng(3), 5, 4)["unit"], same.sample(rng(3), 5, 4)["unit"]
+    )
+    outcome = _run(model, build("frc", n=4, s=1), trials=50)
+    assert np.isfinite(outcome.times).all() and (outcome.times > 0).all()
+
+
+def test_the_simulator_runs_it():
+    spec = load_spec(
+        {
+            "name": "links",
+            "model": "links",
+            "parameters": {"rate": "100mbit", "features": L, "a": 1e-5, "mu": 1e4, "data": 400},
+            "schemes": [
+                {"scheme": "uncoded", "params": {"n": 4}},
+                {"scheme": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}},
+            ],
+        },
+        origin="test",
+    )
+    rows = simulate(spec, trials=20, seed=1)
+    assert len(rows) == 2 and all(np.isfinite(row.mean_time) for row in rows)
