@@ -434,7 +434,46 @@ class UniversalPolynomialCode(LinearCode):
         return float(np.abs(self._weights(used)).sum(axis=1).max())
 
 
-class HeterogeneousCode(UniversalPolynomialCode):
+class InterpolationThreshold:
+    """The decodability rule of a code decoded by interpolating a polynomial of degree
+    ``degree`` through the responders with up to ``a`` of them wrong (eq. 23): any
+    ``degree + 1 + 2a`` distinct workers, ``_threshold``. Hosts set ``degree``, ``a`` and
+    ``_threshold``, implement ``_known(keys)`` (the keys, checked) and name in
+    ``degree_formula`` how ``D`` arises (for the ``NotDecodableError`` message)."""
+
+    degree_formula: ClassVar[str]
+    degree: int
+    a: int
+    n: int
+    name: ClassVar[str]
+    _threshold: int
+
+    # no stubs of the host's methods here: the mixin comes first in the host's bases, so a
+    # stub would shadow them (``_known``, and ``GradientCode._arrivals``)
+
+    def min_responders(self) -> int:
+        return self._threshold
+
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """Any ``D + 1 + 2a`` workers decode: that order statistic of the arrivals."""
+        return order_statistic(self._arrivals(arrivals), self._threshold)
+
+    def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
+        """At least ``D + 1 + 2a`` distinct workers answered: the interpolation rule of the
+        paper's decoder, which is what ``decode`` runs."""
+        return len(self._known(keys)) >= self._threshold
+
+    def _too_few(self, keys: Iterable[MessageKey]) -> NotDecodableError:
+        got = set(keys)
+        return NotDecodableError(
+            f"{self.name} needs D + 1 + 2a = {self._threshold} responders "
+            f"(D = {self.degree_formula} = {self.degree}, a = {self.a}); got {len(got)}",
+            needed=self._threshold - len(got),
+            candidates=[w for w in range(self.n) if w not in got],
+        )
+
+
+class HeterogeneousCode(InterpolationThreshold, UniversalPolynomialCode):
     """Paper 004's universal-polynomial gradient code for an arbitrary placement.
 
     Parameters: ``placement`` (list of partition lists, one per worker), ``s`` stragglers,
@@ -443,6 +482,7 @@ class HeterogeneousCode(UniversalPolynomialCode):
 
     name = "heterogeneous"
     capabilities: ClassVar[Capabilities] = Capabilities(corrects_adversaries=True)
+    degree_formula = "n - r + m - 1"
     numerically_sound_up_to: ClassVar[int | None] = 31
     #: relative size below which a syndrome or a residual counts as round-off (see docstring)
     detection_tol: ClassVar[float] = 1e-12
@@ -527,30 +567,7 @@ class HeterogeneousCode(UniversalPolynomialCode):
             params["m"] = self.m
         return params
 
-    def min_responders(self) -> int:
-        return self._threshold
-
     # -- decoding ---------------------------------------------------------------------------
-    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
-        """Any ``D + 1 + 2a`` workers decode: that order statistic of the arrivals."""
-        return order_statistic(self._arrivals(arrivals), self._threshold)
-
-    def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
-        """At least ``D + 1 + 2a`` distinct workers answered (``n - s`` for the default ``m``).
-
-        This is the interpolation rule of the paper's decoder, which is what ``decode`` runs.
-        """
-        return len(self._known(keys)) >= self._threshold
-
-    def _too_few(self, keys: Iterable[MessageKey]) -> NotDecodableError:
-        got = set(keys)
-        return NotDecodableError(
-            f"{self.name} needs D + 1 + 2a = {self._threshold} responders "
-            f"(D = n - r + m - 1 = {self.degree}, a = {self.a}); got {len(got)}",
-            needed=self._threshold - len(got),
-            candidates=[w for w in range(self.n) if w not in got],
-        )
-
     def _weights(self, keys: tuple[MessageKey, ...]) -> np.ndarray:
         if len(keys) < self.degree + 1:
             raise self._too_few(keys)

@@ -95,15 +95,14 @@ from gradcode.codes.base import (
     DecodeResult,
     GradientCode,
     MessageKey,
-    NotDecodableError,
     check_int,
     linear_combination,
     message_vectors,
-    order_statistic,
     require,
 )
 from gradcode.codes.heterogeneous import (
     HeterogeneousCode,
+    InterpolationThreshold,
     assign_nodes,
     barycentric_matrix,
     correct_errors,
@@ -168,7 +167,7 @@ def square_side(scheme: str, length: int) -> int:
     return side
 
 
-class HeterogeneousPolyCode(GradientCode):
+class HeterogeneousPolyCode(InterpolationThreshold, GradientCode):
     """Paper 004, Sec. IV: ``h(sum_k G_k)`` for ``d x d`` partial gradient matrices.
 
     Parameters: ``placement`` (list of partition lists, one per worker), ``h`` (coefficients
@@ -178,6 +177,7 @@ class HeterogeneousPolyCode(GradientCode):
 
     name = "heterogeneous-poly"
     capabilities: ClassVar[Capabilities] = Capabilities(corrects_adversaries=True, message="matrix")
+    degree_formula = "(N - r) deg h"
     numerically_sound_up_to: ClassVar[int | None] = 40
     #: relative syndrome size below which responses count as clean (as ``heterogeneous``)
     detection_tol: ClassVar[float] = HeterogeneousCode.detection_tol
@@ -273,9 +273,6 @@ class HeterogeneousPolyCode(GradientCode):
         """``C`` ``(N, K)``: worker ``n`` applies ``h`` to ``sum_i C[n, i] G_i`` (eq. 19)."""
         return self._coefficients.copy()
 
-    def min_responders(self) -> int:
-        return self._threshold
-
     def message_length(self, length: int) -> int:
         """One ``d x d`` matrix: ``length = d * d`` numbers (other lengths are refused)."""
         square_side(self.name, length)
@@ -326,10 +323,6 @@ class HeterogeneousPolyCode(GradientCode):
         return out.reshape(-1)
 
     # -- decoding ---------------------------------------------------------------------------
-    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
-        """Any ``D + 1 + 2a`` workers decode: that order statistic of the arrivals."""
-        return order_statistic(self._arrivals(arrivals), self._threshold)
-
     def _known(self, keys: Iterable[MessageKey]) -> set:
         keys = set(keys)
         unknown = [
@@ -338,19 +331,6 @@ class HeterogeneousPolyCode(GradientCode):
         if unknown:
             raise ValueError(f"{self.name}: unknown message keys {sorted(unknown, key=repr)}")
         return keys
-
-    def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
-        """At least ``D + 1 + 2a`` distinct workers answered (eq. 23's interpolation rule)."""
-        return len(self._known(keys)) >= self._threshold
-
-    def _too_few(self, keys: Iterable[MessageKey]) -> NotDecodableError:
-        got = set(keys)
-        return NotDecodableError(
-            f"{self.name} needs D + 1 + 2a = {self._threshold} responders "
-            f"(D = (N - r) deg h = {self.degree}, a = {self.a}); got {len(got)}",
-            needed=self._threshold - len(got),
-            candidates=[w for w in range(self.n) if w not in got],
-        )
 
     def _barycentric(self, keys: tuple[MessageKey, ...]) -> np.ndarray:
         """Weights ``(len(keys),)`` of the value at ``beta`` of the interpolant through keys."""
