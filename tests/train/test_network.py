@@ -60,7 +60,30 @@ def test_a_tree_on_links_logs_its_root_transfers(tmp_path, logistic_data):
         network={},
     )
     job = run_config(tmp_path, run, ranks=7).check()
-    assert job.summary()["communication"] == {"mode": "links", "injected": False}
+    summary = job.summary()
+    assert summary["communication"] == {"mode": "links", "injected": False}
     for record in job.log():
         assert record["messages"]
         assert all(m["transfer"] >= 0 for m in record["messages"])
+    # the two inner nodes (0 and 1) measured their children's messages
+    relays = {relay["node"]: relay for relay in summary["relay_transfers"]}
+    assert set(relays) == {0, 1}
+    for relay in relays.values():
+        assert 1 <= relay["messages"] <= 2 * 3  # at most both children, every iteration
+        assert relay["bytes"] > 0 and 0 <= relay["mean"] <= relay["max"] < 0.5
+
+
+def test_a_ring_on_links_times_its_steps(tmp_path, logistic_data):
+    run = base_run(
+        logistic_data,
+        iterations=3,
+        scheme={"name": "ring-allreduce", "params": {"n": 3, "implementation": "explicit"}},
+        network=NETWORK,
+    )
+    job = run_config(tmp_path, run, ranks=4).check()
+    for record in job.log():
+        for message in record["messages"]:
+            assert message["injected_comm"] == 0.0 and message["port_wait"] == 0.0
+            assert 0 < message["step_time_max"] <= message["step_time"]
+            # 2 (n - 1) steps of one of n chunks of the 16 features (5 or 6 floats)
+            assert 4 * 5 * 8 <= message["step_bytes"] <= 4 * 6 * 8

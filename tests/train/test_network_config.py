@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from gradcode.train.config import parse_config, parse_rate
+from gradcode.codes import build
+from gradcode.train.config import LinksConfig, load_config, parse_config, parse_rate
 from gradcode.train.node import summarize_ranks
 from gradcode.train.plan import build_plan
+from gradcode.train.timings import predicted_links_time
 from tests.train.test_config import error_of, minimal
 
 LINKS = {"links": {"rate": "100mbit"}}
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -98,6 +103,8 @@ def test_combinations_that_make_no_sense_are_one_line_errors(change, expected):
         {"model": "single-port", "params": {"a": 1e-4, "mu": 1e3, "tc": 0, "data": 480}},
         {"model": "master-worker", "params": {"lambda1": 10, "t1": 0.01}},
         {"model": "random-set", "params": {"count": 1, "delay": 0.05}},
+        # the links model itself: its computation is injected, its links are the real ones
+        {"model": "links", "params": {"rate": "100mbit", "features": 16, "a": 1e-4}},
     ],
 )
 def test_with_links_only_computation_is_injected(stragglers):
@@ -146,3 +153,33 @@ def test_one_hostname_in_two_namespaces_is_two_nodes_and_shm_is_flagged():
     placement = summarize_ranks([_rank(0, netns=1, nolocal=True), _rank(1, netns=2, nolocal=True)])
     assert placement["ranks"][1]["path_to_master"] == "netmod"
     assert not placement["shm_across_namespaces"]
+
+
+def test_a_logged_iteration_is_predicted_on_its_links():
+    code = build("uncoded", n=4)
+    features, rate = 1000, 12.5e6
+    links = LinksConfig(rate=rate, master_rate=rate, latency=0.001)
+    record = {
+        "messages": [
+            {"key": w, "compute": 0.002, "injected_compute": 0.008 * (w == 3)} for w in range(4)
+        ]
+    }
+    download = 0.001 + 4 * 8 * (features + 1) / rate
+    size = 8 * features + 8 * 9  # the runtime's header
+    # workers 0-2 ready together at download + 2 ms, sharing the port; worker 3 8 ms later
+    three = download + 0.002 + 3 * size / rate
+    assert three < download + 0.010
+    expected = download + 0.010 + size / rate + 0.001
+    got = predicted_links_time(code, record, links, features)
+    assert got == pytest.approx(expected)
+    # a message that never came: never decodable
+    assert predicted_links_time(code, {"messages": record["messages"][:3]}, links, features) == (
+        float("inf")
+    )
+
+
+def test_the_cluster_smoke_run_file_is_valid_and_injects_no_communication():
+    config = load_config(ROOT / "config" / "runs" / "cluster-smoke.yaml")
+    plan = build_plan(config)
+    assert config.network.links.rate == 12.5e6 and plan.bandwidth is None
+    assert plan.delay_source().emulated_comm() is None and plan.world_size == 5

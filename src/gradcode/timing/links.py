@@ -280,7 +280,7 @@ class LinksModel(TimingModel):
     def model_bytes(self) -> float:
         return FLOAT * (self.features + 1)
 
-    def prepare(self, scheme: Any) -> _Flat | _Tree | _Ring:
+    def prepare(self, scheme: Any) -> FlatRun | _Tree | _Ring:
         self.check(scheme)
         rates = self.rate.for_workers(scheme.n)
         topology = scheme.capabilities.topology
@@ -288,7 +288,7 @@ class LinksModel(TimingModel):
             return _Ring(self, scheme, rates)
         if topology == "tree":
             return _Tree(self, scheme, rates)
-        return _Flat(self, scheme, rates)
+        return FlatRun(self, scheme, rates)
 
     def extras(self, scheme: Any) -> dict[str, float]:
         """``message_time``: one result message to the master on idle links (seconds)."""
@@ -308,7 +308,7 @@ def _nonnegative(name: str, value: Any) -> float:
 
 
 @dataclass
-class _Flat:
+class FlatRun:
     model: LinksModel
     code: GradientCode
     rates: np.ndarray  # (n,) each worker's link
@@ -326,23 +326,34 @@ class _Flat:
         self.size = self.model.result_bytes(code)
 
     def run(self, draws: Draws) -> Outcome:
+        arrivals = self.arrivals(draws["unit"][:, self.worker] * self.points)
+        times = self.code.completion_times(arrivals)
+        return Outcome(times, received_by(arrivals, times))
+
+    def downloads(self) -> np.ndarray:
+        """When every worker holds the model, ``(n,)`` (zeros without ``download``)."""
         model, n = self.model, self.code.n
-        unit = draws["unit"]
-        arrivals = np.empty((unit.shape[0], len(self.worker)))
-        down = np.zeros(n)
-        if model.download:
-            down = model.latency + fair_finish(
-                np.zeros(n), np.full(n, model.model_bytes), self.rates, model.master_rate
-            )
+        if not model.download:
+            return np.zeros(n)
+        return model.latency + fair_finish(
+            np.zeros(n), np.full(n, model.model_bytes), self.rates, model.master_rate
+        )
+
+    def arrivals(self, work: np.ndarray) -> np.ndarray:
+        """When each message reaches the master, ``(trials, keys)``, for ``work[t, q]``
+        seconds of computation behind message ``q`` after its worker got the model (``inf``:
+        never sent)."""
+        model = self.model
+        down = self.downloads()
         sizes = np.full(len(self.worker), self.size)
         caps = self.rates[self.worker]
-        for trial in range(unit.shape[0]):
-            ready = down[self.worker] + unit[trial, self.worker] * self.points
+        arrivals = np.empty(work.shape)
+        for trial in range(work.shape[0]):
+            ready = down[self.worker] + work[trial]
             arrivals[trial] = model.latency + fair_finish(
                 ready, sizes, caps, model.master_rate, self.after
             )
-        times = self.code.completion_times(arrivals)
-        return Outcome(times, received_by(arrivals, times))
+        return arrivals
 
 
 @dataclass

@@ -43,7 +43,7 @@ from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
-from gradcode.train.transport import Result, ResultPort, SendSet, nap
+from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
 
 
 class IterationTimeout(RuntimeError):
@@ -67,8 +67,7 @@ class Master:
         self.delays = ctx.plan.delay_source()
         self.reports = capabilities.corrects_adversaries and code.a > 0
         self.estimates = capabilities.estimates_error
-        #: whether a sender's clock is comparable with ours (set by ``run``; one host: yes)
-        self.one_clock = True
+        self.one_clock = ctx.one_clock  # a sender's clock is comparable with ours
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -83,7 +82,31 @@ class Master:
         return {
             "stale_discarded_by_nodes": int(sum(r[0] for r in reports.values())),
             "messages_sent": int(sum(r[1] for r in reports.values())),
-        }
+        } | self._relays(reports)
+
+    def _relays(self, reports: dict[int, np.ndarray]) -> dict[str, Any]:
+        """``relay_transfers``: what every tree parent measured of its children's messages
+        (``DONE`` reports after ``[stale, sent]``: ``RELAY_FIELDS``); nothing for flat codes."""
+        if self.tree is None:
+            return {}
+        relays = []
+        for rank, report in sorted(reports.items()):
+            if report.size < 2 + len(RELAY_FIELDS):
+                continue
+            fields = dict(zip(RELAY_FIELDS, report[2 : 2 + len(RELAY_FIELDS)], strict=True))
+            count = int(fields["messages"])
+            if count == 0:
+                continue
+            relays.append(
+                {
+                    "node": rank - 1,
+                    "messages": count,
+                    "bytes": int(fields["bytes"]),
+                    "mean": fields["transfer_sum"] / count if self.one_clock else None,
+                    "max": fields["transfer_max"] if self.one_clock else None,
+                }
+            )
+        return {"relay_transfers": relays}
 
     def _drain(self) -> bool:
         for result in self.port.poll(clock()):

@@ -14,7 +14,10 @@ worker from rank 0's checkpoint. Two implementations (``scheme.params.implementa
   1``. Each step is delayed like any other message: the sender's link delay (``comm`` of the
   straggler model, per full-length vector, scaled by the chunk's size) and the receiver's
   single port (bandwidth emulation), so the ring's ``2 (n - 1) / n`` vectors per worker can be
-  compared with the master's ``n`` incoming ones.
+  compared with the master's ``n`` incoming ones. Each step is timed on the worker, from
+  posting its send to the completion of its incoming chunk (``step_time`` in the log: the sum
+  over the steps, ``step_time_max``, ``step_bytes``; zeros for ``mpi``): on real links, the
+  chunk's transfer plus any wait for the left neighbour to reach the step.
 
 Report layout (``REPORT`` tag, float64): ``RING_FIELDS`` then, from worker 0, the sum.
 """
@@ -45,6 +48,10 @@ RING_FIELDS = (
     "injected_compute",  # injected seconds (start + per partition)
     "injected_comm",  # injected link seconds over all ring steps
     "port_wait",  # seconds spent in the emulated single port over all ring steps
+    "step_time",  # explicit ring: measured seconds over all steps, each from posting the
+    # step's send to the completion of its incoming chunk
+    "step_time_max",  # the longest step
+    "step_bytes",  # bytes received over all steps
 )
 R = len(RING_FIELDS)
 RING = {name: index for index, name in enumerate(RING_FIELDS)}
@@ -95,15 +102,16 @@ class RingWorker:
             measured = clock() - tick
             sleep_until(clock() + compute_delay)
             computed = clock()
+            steps = [0.0, 0.0, 0.0]
             if self.explicit:
-                total, link, port_wait = self._explicit(partial, comm)
+                total, link, port_wait = self._explicit(partial, comm, steps)
             else:
                 total, link, port_wait = self._mpi(partial), 0.0, 0.0
             reduced = clock()
             gradient = ctx.model.full_gradient(total, point, ctx.rows, ctx.l2)
             self.optimizer.step(self.state, t, gradient)
             fields = [t, self.me, began, computed, reduced, measured]
-            fields += [start_delay + compute_delay, link, port_wait]
+            fields += [start_delay + compute_delay, link, port_wait, *steps]
             self._report(np.array(fields, dtype=np.float64), total if self.me == 0 else None)
         await_finish(ctx.world, self.reports.idle, ctx.poll)
 
@@ -120,8 +128,11 @@ class RingWorker:
         wait(request, self.ctx.poll)
         return total
 
-    def _explicit(self, partial: np.ndarray, comm: float) -> tuple[np.ndarray, float, float]:
-        """Reduce-scatter then all-gather; returns ``(sum, link seconds, port seconds)``."""
+    def _explicit(
+        self, partial: np.ndarray, comm: float, steps: list[float]
+    ) -> tuple[np.ndarray, float, float]:
+        """Reduce-scatter then all-gather; returns ``(sum, link seconds, port seconds)`` and
+        fills ``steps`` with the measured ``step_time``, ``step_time_max``, ``step_bytes``."""
         n, me, edges = self.n, self.me, self.edges
         buffer = partial.copy()
         if n == 1:
@@ -142,9 +153,13 @@ class RingWorker:
             delay = comm * outgoing.size / buffer.size
             sleep_until(clock() + delay)  # the sender's link carries the chunk
             link += delay
+            posted = clock()
             sent = self.comm.Isend([outgoing, MPI.DOUBLE], dest=right, tag=step)
             wait(request, self.ctx.poll)
             arrived = clock()
+            steps[0] += arrived - posted
+            steps[1] = max(steps[1], arrived - posted)
+            steps[2] += incoming.nbytes
             accepted = self.port.accept_time(arrived, incoming.nbytes)
             sleep_until(accepted)  # the receiver takes one message at a time
             waited += max(0.0, accepted - arrived)
@@ -209,4 +224,7 @@ class RingCoordinator:
             "injected_compute": report[RING["injected_compute"]],
             "injected_comm": report[RING["injected_comm"]],
             "port_wait": report[RING["port_wait"]],
+            "step_time": report[RING["step_time"]],
+            "step_time_max": report[RING["step_time_max"]],
+            "step_bytes": int(report[RING["step_bytes"]]),
         }

@@ -163,6 +163,8 @@ def train(world: MPI.Comm, setup: Setup | None) -> None:
     shape = world.bcast(_shape(setup) if setup is not None else None, root=0)
     parts = _scatter(world, plan, setup.data if setup is not None else None)
     ranks = world.gather(describe_rank(rank), root=0)
+    placement = summarize_ranks(ranks) if rank == 0 else None
+    one_clock = world.bcast(placement["one_clock"] if placement is not None else None, root=0)
     ctx = RankContext(
         world=world,
         plan=plan,
@@ -172,10 +174,11 @@ def train(world: MPI.Comm, setup: Setup | None) -> None:
         l2=shape["l2"],
         parts=parts,
         poll=config.runtime.poll_interval,
+        one_clock=bool(one_clock),
     )
     session = None
     if setup is not None:
-        placement = summarize_ranks(ranks)
+        assert placement is not None
         write_json(setup.out / RANKS_FILE, {"world_size": world.Get_size()} | placement)
         session = Session(ctx, setup.data, setup.out, setup.resume)
         session.placement = placement
@@ -236,9 +239,7 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
     else:
         links = flat_links(world, ctx.plan.workers)
     if session is not None:
-        master = Master(ctx, links, session)
-        master.one_clock = bool((session.placement or {}).get("one_clock", False))
-        extra = master.run()
+        extra = Master(ctx, links, session).run()
         session.finalize(extra, world.gather(peak_rss_mib(), root=0))
     else:
         Worker(ctx, links).run()

@@ -32,7 +32,8 @@ class Links:
 @dataclass
 class RankContext:
     """Per-rank settings: the plan, the model, this rank's partitions ``parts[p] = (X_p, y_p)``,
-    the number of features ``p`` and training rows ``N``, the L2 weight and the poll interval."""
+    the number of features ``p`` and training rows ``N``, the L2 weight, the poll interval
+    and whether the ranks share one clock."""
 
     world: MPI.Comm
     plan: Plan
@@ -42,6 +43,9 @@ class RankContext:
     l2: float
     parts: dict[int, tuple[Any, Any]]
     poll: float
+    #: whether every rank reads one monotonic clock (one kernel), so that a sender's
+    #: timestamp and a receiver's can be subtracted (``gradcode.train.node``)
+    one_clock: bool = True
 
     @property
     def rank(self) -> int:

@@ -14,6 +14,10 @@ runtime adds: sending the model, polling, transfers, decoding, the update).
 
 ``predicted_iteration_time`` is the same rule applied to the injected delays alone, as a
 simulator would (it is what the speedup benchmark compares measured times with).
+
+``predicted_links_time`` puts a run on real links (``network.links``) beside the ``links``
+timing model: the logged compute of each message, the links' rates and latency, the sizes the
+runtime sends.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import GradientCode
+from gradcode.timing.links import FlatRun, LinksModel
 from gradcode.train.bandwidth import SinglePort
-from gradcode.train.config import BandwidthConfig
+from gradcode.train.config import BandwidthConfig, LinksConfig
+from gradcode.train.protocol import H
 from gradcode.train.stragglers import Delays
 
 
@@ -102,3 +108,34 @@ def predicted_iteration_time(
             accepted[q] = port.accept_time(arrivals[q], nbytes)
         arrivals = accepted
     return float(code.completion_times(arrivals[None, :])[0])
+
+
+def predicted_links_time(
+    code: GradientCode,
+    record: Mapping[str, Any],
+    links: LinksConfig,
+    features: int,
+    *,
+    header_bytes: float = 8 * H,
+) -> float:
+    """The iteration time the ``links`` timing model predicts for a flat scheme's logged
+    iteration on links of ``links``' parameters: the model goes to every worker through the
+    master's link, each message is ready its logged ``compute + injected_compute`` after its
+    worker got the model, and the messages share the master's link (``gradcode.timing.links``).
+    Messages not in the record were never sent. Result messages carry the runtime's header
+    (``header_bytes``)."""
+    model = LinksModel(
+        rate=links.rate,
+        master_rate=links.master_rate,
+        latency=links.latency,
+        features=features,
+        header_bytes=header_bytes,
+    )
+    run = model.prepare(code)
+    assert isinstance(run, FlatRun)
+    keys = code.all_message_keys()
+    index = {key: q for q, key in enumerate(keys)}
+    work = np.full((1, len(keys)), np.inf)
+    for message in record["messages"]:
+        work[0, index[_key(message["key"])]] = message["compute"] + message["injected_compute"]
+    return float(code.completion_times(run.arrivals(work))[0])

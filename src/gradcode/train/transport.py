@@ -153,6 +153,32 @@ class ResultPort:
         MPI.Request.Waitall(self._requests)
 
 
+#: what a tree parent tells the master about its children's messages, in its ``DONE`` report
+#: after ``[stale, sent]``: how many it received, their bytes, and the sum and maximum of
+#: their measured transfer times (sender's ``sent`` to ``completed`` on the parent)
+RELAY_FIELDS = ("messages", "bytes", "transfer_sum", "transfer_max")
+
+
+@dataclass
+class RelayStats:
+    """A parent's running ``RELAY_FIELDS``."""
+
+    messages: int = 0
+    bytes: int = 0
+    transfer_sum: float = 0.0
+    transfer_max: float = 0.0
+
+    def add(self, result: Result) -> None:
+        transfer = result.completed - result.field("sent")
+        self.messages += 1
+        self.bytes += result.nbytes
+        self.transfer_sum += transfer
+        self.transfer_max = max(self.transfer_max, transfer)
+
+    def values(self) -> list[float]:
+        return [float(self.messages), float(self.bytes), self.transfer_sum, self.transfer_max]
+
+
 @dataclass
 class _Queued:
     departure: float

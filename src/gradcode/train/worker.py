@@ -16,6 +16,10 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
 - messages leave through an emulated link (``Outbox``), adversaries corrupt theirs, persistent
   stragglers never compute.
 
+A tree parent keeps ``RelayStats`` of its children's messages (count, bytes, measured transfer
+times) and appends them to its ``DONE`` report; the master puts them in ``summary.json``
+(``relay_transfers``).
+
 Shutdown: on ``STOP`` from the master the worker stops computing, lets its pending sends
 complete (receivers keep draining) and answers ``DONE``; it keeps draining its own receives
 until ``FINISH``, so no sender anywhere is left blocked in rendezvous.
@@ -33,7 +37,16 @@ from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.runtime import Links, RankContext
-from gradcode.train.transport import Outbox, Result, ResultPort, SendSet, nap, probe, receive_vector
+from gradcode.train.transport import (
+    Outbox,
+    RelayStats,
+    Result,
+    ResultPort,
+    SendSet,
+    nap,
+    probe,
+    receive_vector,
+)
 
 #: adversary noise stream (second word of the generator seed)
 ADVERSARY_STREAM = 0xAD5
@@ -88,6 +101,7 @@ class Worker:
         self.outbox = Outbox(links.up_comm, links.up_rank)
         self.forwards = SendSet()
         self.port: ResultPort | None = None
+        self.relay = RelayStats()
         if links.children:
             self.port = ResultPort(
                 links.down_comm, list(range(1, len(links.children) + 1)), self.width, ctx.port()
@@ -113,6 +127,7 @@ class Worker:
             now = clock()
             if self.port is not None:
                 for result in self.port.poll(now):
+                    self.relay.add(result)
                     job = self.job
                     if job is not None and result.iteration == job.iteration and not job.sent_up:
                         job.children[result.source] = result
@@ -293,6 +308,6 @@ class Worker:
 
     def _send_done(self) -> None:
         stale = float(self.port.stale) if self.port is not None else 0.0
-        report = np.array([stale, float(self.outbox.sent)])
+        report = np.array([stale, float(self.outbox.sent), *self.relay.values()])
         self._done_buffer = report
         self.done_sent = self.links.world.Isend([report, MPI.DOUBLE], dest=0, tag=protocol.DONE)
