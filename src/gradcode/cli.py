@@ -194,6 +194,7 @@ SUBCOMMANDS = (
     "gradcode.sim.cli",
     "gradcode.train.cli",
     "gradcode.analysis.cli",
+    "gradcode.cluster.cli",
 )
 
 

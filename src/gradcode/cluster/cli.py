@@ -1,0 +1,213 @@
+"""``gradcode cluster up|down|status|exec|mpiexec|measure``: an emulated multi-node cluster.
+
+Hooked into the main parser by ``add_parser(subparsers)``; handlers return an exit status and
+raise ``gradcode.errors.UserError`` subclasses for bad input or a machine that cannot host the
+cluster (printed as one line, exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from typing import Any
+
+from gradcode.errors import CLIError
+
+
+def _spec(args: argparse.Namespace):
+    from gradcode.cluster.spec import ClusterSpecError, build_spec
+    from gradcode.yamlfile import read_yaml
+
+    options: dict[str, Any] = {}
+    if args.spec:
+        loaded = read_yaml(args.spec, ClusterSpecError)
+        if not isinstance(loaded, dict):
+            raise ClusterSpecError(f"{args.spec}: expected a mapping of cluster options")
+        options.update(loaded)
+    for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    for key in ("rate", "egress", "ingress"):
+        if getattr(args, f"master_{key}") is not None:
+            options[f"master_{key}"] = getattr(args, f"master_{key}")
+    return build_spec(options)
+
+
+def _no_rest(rest: list[str]) -> None:
+    if rest:
+        raise CLIError(f"unrecognized arguments: {' '.join(rest)}")
+
+
+def cmd_up(args: argparse.Namespace, rest: list[str]) -> int:
+    _no_rest(rest)
+    from gradcode.cluster import control
+
+    done = control.up(_spec(args), with_slurm=not args.no_slurm)
+    print(f"gradcode cluster: {done}")
+    return _print_status(False)
+
+
+def cmd_down(_: argparse.Namespace, rest: list[str]) -> int:
+    _no_rest(rest)
+    from gradcode.cluster import control
+
+    left = control.down()
+    if left:
+        print(f"gradcode cluster: down, but left behind: {', '.join(left)}", file=sys.stderr)
+        return 1
+    print("gradcode cluster: down (no namespace, link, mount or daemon left)")
+    return 0
+
+
+def _print_status(as_json: bool) -> int:
+    from gradcode.cluster import control
+
+    status = control.status()
+    if as_json:
+        print(json.dumps(status, indent=1))
+        return 0 if status else 1
+    if status is None:
+        print("gradcode cluster: no cluster is up")
+        return 1
+    state = "up" if status["complete"] and not status["missing"] else "BROKEN (run down)"
+    print(f"cluster {state}, subnet {status['subnet']}")
+    print(f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}  slurm")
+    for node in status["nodes"]:
+        print(
+            f"{node['name']:10s} {node['role']:7s} {node['address']:14s} "
+            f"{node['egress']:>10s} {node['ingress']:>10s}  {node['slurm']}"
+        )
+    if status["missing"]:
+        print(f"missing: {', '.join(status['missing'])}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, rest: list[str]) -> int:
+    _no_rest(rest)
+    return _print_status(args.json)
+
+
+def _command(rest: list[str]) -> list[str]:
+    command = rest[1:] if rest[:1] == ["--"] else rest
+    if not command:
+        raise CLIError("give the command to run after --, e.g. -- hostname")
+    return command
+
+
+def cmd_exec(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control
+
+    argv = control.exec_argv(args.node, _command(rest))
+    os.execvp(argv[0], argv)
+    return 127  # not reached
+
+
+def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control, launcher
+
+    spec = control.current_spec()
+    if args.n < 1:
+        raise CLIError(f"-n must be at least 1, got {args.n}")
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        raise CLIError("mpiexec is not on PATH (the mpich wheel's is in the venv's bin)")
+    argv = control.exec_argv(
+        spec.master.name, launcher.mpiexec_command(spec, args.n, _command(rest), mpiexec=mpiexec)
+    )
+    if args.print:
+        print(" ".join(argv))
+        return 0
+    os.execvp(argv[0], argv)
+    return 127  # not reached
+
+
+def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
+    _no_rest(rest)
+    from gradcode.cluster import control, probe
+    from gradcode.cluster.spec import format_rate
+
+    spec = control.current_spec()
+    source, target = spec.node(args.source), spec.node(args.target)
+    result = probe.measure(spec, source.name, target.name, args.bytes)
+    limits = [r for r in (source.egress, target.ingress) if r is not None]
+    expected = min(limits) if limits else None
+    line = {
+        "from": source.name,
+        "to": target.name,
+        "bytes": result.bytes,
+        "seconds": round(result.seconds, 4),
+        "mbit_per_s": round(result.bits_per_second / 1e6, 2),
+        "configured": format_rate(expected),
+    }
+    if expected is not None:
+        line["ratio"] = round(result.bits_per_second / expected, 4)
+    print(json.dumps(line))
+    if args.within is not None and expected is not None:
+        tolerance = args.within
+        if abs(line["ratio"] - 1) > tolerance:
+            print(
+                f"gradcode cluster: measured {line['mbit_per_s']} Mbit/s, configured "
+                f"{format_rate(expected)}: off by more than {tolerance:.0%}",
+                file=sys.stderr,
+            )
+            return 1
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``cluster`` and its actions to the main parser."""
+    cluster = sub.add_parser(
+        "cluster",
+        help="an emulated multi-node cluster on this machine (root)",
+        description=__doc__,
+        allow_abbrev=False,
+    )
+    actions = cluster.add_subparsers(dest="action", required=True)
+    up = actions.add_parser(
+        "up", help="make the nodes, links and SLURM (idempotent)", allow_abbrev=False
+    )
+    up.add_argument("--spec", help="YAML file with the options below (options override it)")
+    up.add_argument("--nodes", type=int, help="nodes, the master's included (default 3)")
+    up.add_argument("--subnet", help="private IPv4 subnet (default 10.251.0.0/24)")
+    up.add_argument("--cpus", type=int, help="CPUs each node advertises to SLURM (default 4)")
+    up.add_argument("--rate", help="workers' link rate, both directions (default 1gbit)")
+    up.add_argument("--egress", help="workers' sending rate (overrides --rate)")
+    up.add_argument("--ingress", help="workers' receiving rate (overrides --rate)")
+    up.add_argument("--master-rate", help="the master's node's rate (default: the workers')")
+    up.add_argument("--master-egress", help="the master's sending rate")
+    up.add_argument("--master-ingress", help="the master's receiving rate")
+    up.add_argument("--no-slurm", action="store_true", help="only the network (and launcher)")
+    up.set_defaults(func=cmd_up)
+    down = actions.add_parser("down", help="remove everything up made", allow_abbrev=False)
+    down.set_defaults(func=cmd_down)
+    status = actions.add_parser(
+        "status", help="nodes, addresses, rates, SLURM states", allow_abbrev=False
+    )
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+    run = actions.add_parser(
+        "exec", help="run a command on a node (default: the master's)", allow_abbrev=False
+    )
+    run.add_argument("--node", default="gc-node0")
+    run.set_defaults(func=cmd_exec)
+    mpi = actions.add_parser(
+        "mpiexec",
+        help="hydra mpiexec over the nodes (one rank per node in turn)",
+        allow_abbrev=False,
+    )
+    mpi.add_argument("-n", type=int, required=True, help="MPI ranks")
+    mpi.add_argument("--print", action="store_true", help="print the command, run nothing")
+    mpi.set_defaults(func=cmd_mpiexec)
+    measure = actions.add_parser(
+        "measure", help="time one TCP stream between two nodes", allow_abbrev=False
+    )
+    measure.add_argument("source")
+    measure.add_argument("target")
+    measure.add_argument("--bytes", type=int, default=10_000_000)
+    measure.add_argument(
+        "--within", type=float, help="fail unless the rate is within this fraction (0.1)"
+    )
+    measure.set_defaults(func=cmd_measure)

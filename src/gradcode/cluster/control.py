@@ -1,0 +1,137 @@
+"""``up``, ``down`` and ``status`` of the emulated cluster (what the CLI and the tests call)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from gradcode.cluster import launcher, network, slurm
+from gradcode.cluster.network import ClusterError
+from gradcode.cluster.spec import SWITCH, ClusterSpec, format_rate
+from gradcode.cluster.state import RUN_DIR, State
+
+
+def up(spec: ClusterSpec, *, with_slurm: bool = True) -> str:
+    """Bring the cluster up; a no-op when the same one is already up. Returns what was done."""
+    network.require_privileges()
+    if with_slurm:
+        slurm.require_slurm()
+    current = State.load()
+    if current is not None:
+        same = (
+            current.data.get("spec") == spec.as_dict() and current.data.get("slurm") == with_slurm
+        )
+        if current.data.get("complete") and same and not _missing(current):
+            return "already up"
+        if current.data.get("complete") and not same:
+            raise ClusterError("a cluster with another spec is up: gradcode cluster down first")
+        down()  # what a killed or broken up left behind
+    state = State({"spec": spec.as_dict(), "slurm": with_slurm, "complete": False})
+    state.save()
+    try:
+        network.create_network(spec, state)
+        launcher.LAUNCHER.write_text(launcher.launcher_script(spec))
+        launcher.LAUNCHER.chmod(0o755)
+        if with_slurm:
+            slurm.start_slurm(spec, state)
+    except BaseException:
+        down()
+        raise
+    state.data["complete"] = True
+    state.save()
+    return "up"
+
+
+def _missing(state: State) -> list[str]:
+    """Recorded namespaces or daemons that are gone (the cluster needs remaking)."""
+    gone = [
+        entry["name"]
+        for entry in state.resources
+        if entry["kind"] == "netns" and not network.netns_path(entry["name"]).exists()
+    ]
+    gone += [
+        entry["name"]
+        for entry in state.resources
+        if entry["kind"] == "daemon" and not _running(entry)
+    ]
+    return gone
+
+
+def _running(entry: dict[str, Any]) -> bool:
+    pid = entry.get("pid")
+    if not pid:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    # nsenter and setpriv exec the daemon, so the process is the program they were given
+    program = next((a for a in entry.get("argv") or [] if a.startswith("/usr/sbin/")), None)
+    return program is not None and cmdline[0].decode() == program
+
+
+def down() -> list[str]:
+    """Remove everything ``up`` made (also after a killed ``up``); what is left, if anything."""
+    network.require_privileges()
+    state = State.load() or State({})
+    # daemons outside the namespaces (munged) by pid; everything inside goes with its namespace
+    for entry in reversed(state.resources):
+        if entry["kind"] == "daemon" and _running(entry):
+            network.terminate([int(entry["pid"])])
+    nodes = [e["name"] for e in state.resources if e["kind"] == "netns" and e["name"] != SWITCH]
+    for name in sorted(set(nodes) | set(network.our_namespaces()) - {SWITCH}):
+        network.remove_namespace(name)
+    network.remove_namespace(SWITCH)
+    for entry in state.resources:
+        if entry["kind"] == "uts":
+            network.remove_uts(entry["path"])
+        elif entry["kind"] == "slurm.conf":
+            slurm.restore_conf(entry)
+        elif entry["kind"] == "dir":
+            shutil.rmtree(entry["path"], ignore_errors=True)
+    for path in (RUN_DIR / "uts").glob("*"):
+        network.remove_uts(str(path))
+    state.forget()
+    # the launcher, task prolog, rank records and pid files: nothing of it outlives the cluster
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
+    return network.leftovers()
+
+
+def status() -> dict[str, Any] | None:
+    """The cluster as recorded and as running: nodes, addresses, rates, SLURM node states."""
+    state = State.load()
+    if state is None or "spec" not in state.data:
+        return None
+    spec = ClusterSpec.from_dict(state.data["spec"])
+    states = slurm.node_states(spec) if state.data.get("slurm") else {}
+    return {
+        "complete": bool(state.data.get("complete")),
+        "missing": _missing(state),
+        "subnet": spec.subnet,
+        "nodes": [
+            {
+                "name": node.name,
+                "role": "master" if node.master else "worker",
+                "address": node.address,
+                "egress": format_rate(node.egress),
+                "ingress": format_rate(node.ingress),
+                "slurm": states.get(node.name, "-") if state.data.get("slurm") else "no slurm",
+            }
+            for node in spec.nodes
+        ],
+    }
+
+
+def current_spec() -> ClusterSpec:
+    """The spec of the cluster that is up, or a one-line error saying to bring one up."""
+    state = State.load()
+    if state is None or not state.data.get("complete"):
+        raise ClusterError("no emulated cluster is up: gradcode cluster up --nodes N first")
+    return ClusterSpec.from_dict(state.data["spec"])
+
+
+def exec_argv(node: str, command: list[str]) -> list[str]:
+    """``command`` run on ``node`` (checked against the cluster that is up)."""
+    spec = current_spec()
+    return [*network.enter(spec.node(node).name), *command]

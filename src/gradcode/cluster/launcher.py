@@ -1,0 +1,80 @@
+"""Runs without SLURM: hydra's ``mpiexec`` across the emulated nodes.
+
+Hydra starts its proxies through a launcher (``-launcher ssh -launcher-exec SCRIPT``); the
+script written here plays ssh: it drops ssh's options, takes the host (a node's name) and runs
+the proxy's command line in that node's namespaces with ``nsenter``. ``mpiexec`` itself runs
+on the master's node with ``-iface gc-veth``, so the proxies call it back on the master's
+address (node names resolve nowhere: the host's /etc/hosts is not touched).
+
+MPICH decides which ranks share a host by hostname, and between such ranks it uses shared
+memory, which would bypass the links. Every node has its own UTS namespace and so its own
+hostname, and that alone makes MPICH go through the network between nodes; ``MPICH_ENV``
+also pins the netmod (libfabric's tcp provider) so that the transport does not depend on
+what UCX or libfabric find on the machine. Measured through 100 Mbit/s links (README, "A
+multi-node cluster on one machine").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gradcode.cluster.network import NETNS_DIR
+from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
+from gradcode.cluster.state import RUN_DIR
+
+LAUNCHER = RUN_DIR / "launch"
+
+#: the transport between nodes: libfabric's tcp provider through the node's link
+MPICH_ENV = {
+    "MPIR_CVAR_CH4_NETMOD": "ofi",
+    "FI_PROVIDER": "tcp",
+    "FI_TCP_IFACE": NODE_IFACE,
+}
+
+
+def launcher_script(spec: ClusterSpec) -> str:
+    """The ``-launcher-exec`` script: ``SCRIPT [ssh options] NODE COMMAND...``."""
+    nodes = "|".join(node.name for node in spec.nodes)
+    return f"""#!/bin/sh
+# Written by gradcode cluster up: hydra's ssh launcher for the emulated nodes
+# (mpiexec -launcher ssh -launcher-exec {LAUNCHER}). Drops ssh's options, then runs the
+# command line, as ssh would, in the named node's network and UTS namespaces.
+while [ $# -gt 0 ]; do
+    case $1 in
+        -[oiplF]) shift 2 ;;
+        -*) shift ;;
+        *) break ;;
+    esac
+done
+node=$1
+shift
+case $node in
+    {nodes}) ;;
+    *) echo "gradcode cluster launcher: unknown node '$node' (nodes: {nodes})" >&2; exit 255 ;;
+esac
+exec nsenter "--net={NETNS_DIR}/$node" "--uts={RUN_DIR}/uts/$node" -- sh -c "$*"
+"""
+
+
+def mpiexec_command(
+    spec: ClusterSpec, ranks: int, command: Sequence[str], *, mpiexec: str = "mpiexec"
+) -> list[str]:
+    """``mpiexec`` over the nodes, one rank per node in turn from the master's (rank 0 on
+    ``gc-node0``); run it on the master's node (``enter(spec.master.name)``)."""
+    hosts = ",".join(node.name for node in spec.nodes)
+    env = [part for key, value in MPICH_ENV.items() for part in ("-genv", key, value)]
+    return [
+        mpiexec,
+        "-launcher",
+        "ssh",
+        "-launcher-exec",
+        str(LAUNCHER),
+        "-iface",
+        NODE_IFACE,
+        "-hosts",
+        hosts,
+        *env,
+        "-n",
+        str(ranks),
+        *command,
+    ]

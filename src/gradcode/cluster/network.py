@@ -1,0 +1,246 @@
+"""The cluster's network: one namespace per node, a switch namespace with a bridge, a veth
+pair per node, token-bucket (tbf) rate limits in both directions.
+
+Layout (nothing is added to the host's own namespace, not even an address)::
+
+    gc-node0 [gc-veth 10.251.0.10] --- [gc-n0] \\
+    gc-node1 [gc-veth 10.251.0.11] --- [gc-n1] -- gc-br (bridge, in namespace gc-switch)
+    ...                                          /
+
+A node's egress is a tbf on its own ``gc-veth``; its ingress is a tbf on the switch's end,
+``gc-nI``, which is where traffic to the node leaves the bridge. Each node also has its own UTS
+namespace, so its hostname is its name (``gc-node1``): MPICH decides which ranks share a host
+(and so shared memory) by hostname, and with one hostname per node it uses the network between
+nodes without being told to (see ``launcher``); slurmd finds its node name the same way.
+
+Why ``ip``/``tc`` with argument lists rather than pyroute2: the namespaces must also be
+entered by programs that are not Python (slurmd, slurmctld, hydra's proxies, through
+``nsenter`` on the ``/run/netns`` mounts that ``ip netns`` makes), so iproute2 is needed on the
+machine in any case and is already the tool the emulation is checked with; it creates a veth
+pair directly into two namespaces in one call, and a qdisc with one ``tc`` call per link. A
+netlink library would add a dependency (and pyroute2 has reorganised its API across recent
+releases) to replace some twenty subprocess calls made once per ``up``. Every call is an
+argument list, never a shell string, and a failure is one line naming the command and what it
+printed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from gradcode.cluster.spec import BRIDGE, NODE_IFACE, PREFIX, SWITCH, ClusterSpec, NodeSpec
+from gradcode.cluster.state import RUN_DIR, State
+from gradcode.errors import UserError
+
+NETNS_DIR = Path("/run/netns")
+#: tbf's queue bound: a packet waits at most this long for tokens before it is dropped
+TBF_LATENCY = "100ms"
+#: capabilities bits (linux/capability.h): namespaces and mounts need SYS_ADMIN, links NET_ADMIN
+CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
+
+SINGLE_HOST_HINT = (
+    "use the single-host emulation instead: mpiexec -n N python -m gradcode.train RUN.yaml "
+    "(stragglers and bandwidth emulated by the run file)"
+)
+
+
+class ClusterError(UserError):
+    """The cluster cannot be made, reached or removed (one line: what and why)."""
+
+
+def require_privileges() -> None:
+    """Refuse early, in one line, where namespaces cannot be made."""
+    try:
+        status = Path("/proc/self/status").read_text()
+        effective = int(
+            next(ln for ln in status.splitlines() if ln.startswith("CapEff:")).split()[1], 16
+        )
+    except (OSError, StopIteration, ValueError):
+        effective = 0
+    missing = [
+        name
+        for name, bit in (("CAP_NET_ADMIN", CAP_NET_ADMIN), ("CAP_SYS_ADMIN", CAP_SYS_ADMIN))
+        if not effective >> bit & 1
+    ]
+    if missing:
+        raise ClusterError(
+            f"an emulated cluster needs root ({' and '.join(missing)} missing): " + SINGLE_HOST_HINT
+        )
+    for tool in ("ip", "tc", "nsenter", "unshare"):
+        if shutil.which(tool) is None:
+            raise ClusterError(
+                f"{tool} is not installed: apt-get install iproute2 util-linux "
+                "(or run .ci/cluster-deps)"
+            )
+
+
+def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60) -> str:
+    """Run one command (an argument list); its output, or a one-line ``ClusterError``."""
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ClusterError(f"{' '.join(argv)}: {error}") from None
+    if check and done.returncode != 0:
+        said = " ".join((done.stderr or done.stdout).split())
+        raise ClusterError(f"{' '.join(argv)} failed (exit {done.returncode}): {said}")
+    return done.stdout
+
+
+def netns_path(name: str) -> Path:
+    return NETNS_DIR / name
+
+
+def uts_path(name: str) -> Path:
+    return RUN_DIR / "uts" / name
+
+
+def enter(node: str) -> list[str]:
+    """The argument prefix that runs a command on ``node`` (its network and hostname).
+
+    ``nsenter`` rather than ``ip netns exec``: the latter remounts /sys in a new mount
+    namespace, where slurmd no longer finds the cgroups it looks for.
+    """
+    return ["nsenter", f"--net={netns_path(node)}", f"--uts={uts_path(node)}", "--"]
+
+
+def tbf(rate: int) -> list[str]:
+    """tbf arguments for ``rate`` bit/s: the bucket holds 10 ms of the rate (at least 64 KiB,
+    which a 64 KiB segmentation-offloaded packet needs to pass whole)."""
+    burst = max(64 * 1024, rate // 8 // 100)
+    return ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", TBF_LATENCY]
+
+
+def _node_network(spec: ClusterSpec, node: NodeSpec, state: State) -> None:
+    state.record("netns", name=node.name)
+    run(["ip", "netns", "add", node.name])
+    uts = uts_path(node.name)
+    state.record("uts", name=node.name, path=str(uts))
+    uts.parent.mkdir(parents=True, exist_ok=True)
+    uts.touch()
+    # a persistent UTS namespace bound to the file, its hostname set from inside it
+    run(["unshare", f"--uts={uts}", "hostname", node.name])
+    pair = ["veth", "peer", "name", node.switch_port, "netns", SWITCH]
+    run(["ip", "link", "add", NODE_IFACE, "netns", node.name, "type", *pair])
+    inside = ["ip", "-n", node.name]
+    run([*inside, "link", "set", "lo", "up"])
+    run([*inside, "addr", "add", f"{node.address}/{spec.prefixlen}", "dev", NODE_IFACE])
+    run([*inside, "link", "set", NODE_IFACE, "up"])
+    run(["ip", "-n", SWITCH, "link", "set", node.switch_port, "master", BRIDGE, "up"])
+    if node.egress is not None:
+        run(
+            [
+                "tc",
+                "-n",
+                node.name,
+                "qdisc",
+                "replace",
+                "dev",
+                NODE_IFACE,
+                "root",
+                *tbf(node.egress),
+            ]
+        )
+    if node.ingress is not None:
+        port = ["dev", node.switch_port, "root"]
+        run(["tc", "-n", SWITCH, "qdisc", "replace", *port, *tbf(node.ingress)])
+
+
+def create_network(spec: ClusterSpec, state: State) -> None:
+    """Make the switch and every node (each step recorded in ``state`` before it is made)."""
+    state.record("netns", name=SWITCH)
+    run(["ip", "netns", "add", SWITCH])
+    run(["ip", "-n", SWITCH, "link", "set", "lo", "up"])
+    run(["ip", "-n", SWITCH, "link", "add", BRIDGE, "type", "bridge"])
+    run(["ip", "-n", SWITCH, "link", "set", BRIDGE, "up"])
+    for node in spec.nodes:
+        _node_network(spec, node, state)
+
+
+def our_namespaces() -> list[str]:
+    """Every network namespace with the cluster's prefix, recorded or not."""
+    try:
+        return sorted(p.name for p in NETNS_DIR.iterdir() if p.name.startswith(PREFIX))
+    except FileNotFoundError:
+        return []
+
+
+def processes_in(namespace: str) -> list[int]:
+    """Pids of the processes whose network namespace is ``namespace``."""
+    try:
+        inode = os.stat(netns_path(namespace)).st_ino
+    except OSError:
+        return []
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.stat(entry / "ns" / "net").st_ino == inode:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def terminate(pids: Sequence[int], grace: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL what is left after ``grace`` seconds."""
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+            alive.append(pid)
+        except ProcessLookupError:
+            continue
+    deadline = time.monotonic() + grace
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [pid for pid in alive if _alive(pid)]
+    for pid in alive:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def remove_namespace(name: str) -> None:
+    """Stop everything running in a node's namespace, then delete it (its links and qdiscs go
+    with it)."""
+    terminate(processes_in(name))
+    if netns_path(name).exists():
+        run(["ip", "netns", "del", name], check=False)
+
+
+def remove_uts(path: str) -> None:
+    file = Path(path)
+    if file.exists():
+        run(["umount", str(file)], check=False)
+        file.unlink(missing_ok=True)
+
+
+def leftovers() -> list[str]:
+    """What of the cluster is still on the machine: namespaces, host links, UTS mounts."""
+    found = [f"netns {name}" for name in our_namespaces()]
+    links = run(["ip", "-o", "link", "show"], check=False)
+    found += [
+        f"link {line.split(':')[1].strip()}"
+        for line in links.splitlines()
+        if line.split(":")[1].strip().startswith(PREFIX)
+    ]
+    mounts = Path("/proc/self/mounts").read_text()
+    found += [f"mount {line.split()[1]}" for line in mounts.splitlines() if str(RUN_DIR) in line]
+    return found

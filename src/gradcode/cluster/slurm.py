@@ -1,0 +1,236 @@
+"""A multi-node SLURM on the emulated nodes: munged, slurmctld on the master's node, one slurmd
+per node, each in its node's namespaces.
+
+The configuration goes to ``/etc/slurm/slurm.conf``, the default path, because the Snakemake
+SLURM executor plugin drops ``SLURM_CONF`` from its job steps; whatever was there is kept aside
+and put back by ``down``. slurmctld runs on the master's node (``gc-node0``), so the SLURM
+commands work from there: ``gradcode cluster exec -- sinfo`` (the master's node is the
+cluster's login node; the host's own namespace has no address on the cluster's network).
+
+Every task of every job step runs a task prolog (``record-rank``) that writes where it ran
+(SLURM's node id and name, the hostname, the inode of its network namespace) to
+``ranks/JOB.STEP.RANK.json`` in the cluster's runtime folder, so a check of placement does
+not depend on what the program in the step records.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from gradcode.cluster.network import ClusterError, enter, run
+from gradcode.cluster.spec import ClusterSpec
+from gradcode.cluster.state import RUN_DIR, State
+
+SLURM_CONF = Path("/etc/slurm/slurm.conf")
+SPOOL = Path("/var/spool/gradcode-cluster")
+LOGS = Path("/var/log/gradcode-cluster")
+MUNGE_KEY = Path("/etc/munge/munge.key")
+RANKS = RUN_DIR / "ranks"
+TASK_PROLOG = RUN_DIR / "record-rank"
+PARTITION = "cluster"
+DAEMONS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged")
+
+
+def memory_per_node(nodes: int) -> int:
+    """MiB each node advertises: the machine's memory (less 1 GiB) shared out evenly."""
+    total_kib = next(
+        int(line.split()[1])
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
+    return max(512, (total_kib // 1024 - 1024) // nodes)
+
+
+def slurm_conf(spec: ClusterSpec, memory_mib: int) -> str:
+    """The slurm.conf of the cluster (one partition of every node, the master's first)."""
+    master = spec.master
+    nodes = ",".join(node.name for node in spec.nodes)
+    lines = [
+        "# Emulated multi-node cluster (written by gradcode cluster up; removed by down).",
+        "ClusterName=gradcode-cluster",
+        # the hostname slurmctld runs under (its node's UTS namespace) and its address
+        f"SlurmctldHost={master.name}({master.address})",
+        "AuthType=auth/munge",
+        # no cgroups in a namespace-only node: processes are tracked by parentage
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "MpiDefault=none",
+        "ReturnToService=2",
+        f"SlurmctldPidFile={RUN_DIR}/slurmctld.pid",
+        f"SlurmdPidFile={RUN_DIR}/slurmd.%n.pid",
+        f"SlurmdSpoolDir={SPOOL}/slurmd/%n",
+        f"StateSaveLocation={SPOOL}/slurmctld",
+        "SlurmUser=slurm",
+        "SlurmdUser=root",
+        f"SlurmctldLogFile={LOGS}/slurmctld.log",
+        f"SlurmdLogFile={LOGS}/slurmd.%n.log",
+        f"TaskProlog={TASK_PROLOG}",
+        # accounting off: the executor plugin polls squeue, which sees jobs for MinJobAge s
+        "AccountingStorageType=accounting_storage/none",
+        "JobAcctGatherType=jobacct_gather/none",
+        "JobCompType=jobcomp/none",
+        "MinJobAge=300",
+        "SchedulerType=sched/backfill",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core_Memory",
+        # every node shares the host's cores: advertise what the spec says, not what it finds
+        "SlurmdParameters=config_overrides",
+        # daemons and steps find each other by address (no node name resolves on the host)
+        "CommunicationParameters=NoAddrCache",
+    ]
+    for node in spec.nodes:
+        lines.append(
+            f"NodeName={node.name} NodeAddr={node.address} NodeHostname={node.name} "
+            f"CPUs={spec.cpus} RealMemory={memory_mib} State=UNKNOWN"
+        )
+    lines.append(
+        f"PartitionName={PARTITION} Nodes={nodes} Default=YES MaxTime=INFINITE State=UP "
+        "OverSubscribe=YES"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def task_prolog() -> str:
+    """The task prolog: one JSON line per task saying where it runs."""
+    fields = ("job", "step", "rank", "nodeid", "nodename", "hostname", "netns")
+    template = "{" + ", ".join(f'\\"{f}\\": \\"%s\\"' for f in fields) + "}\\n"
+    return (
+        "#!/bin/sh\n"
+        "# Written by gradcode cluster up: where each task of a step ran (gradcode.cluster.slurm)\n"
+        f'printf "{template}" "$SLURM_JOB_ID" "$SLURM_STEP_ID" "$SLURM_PROCID" '
+        '"$SLURM_NODEID" "$SLURMD_NODENAME" "$(hostname)" "$(stat -L -c %i /proc/self/ns/net)" '
+        f'> "{RANKS}/$SLURM_JOB_ID.$SLURM_STEP_ID.$SLURM_PROCID.json" 2>/dev/null\n'
+        "exit 0\n"
+    )
+
+
+def require_slurm() -> None:
+    missing = [daemon for daemon in DAEMONS if not Path(daemon).exists()]
+    if missing or shutil.which("sinfo") is None:
+        raise ClusterError(
+            f"SLURM or munge is not installed ({', '.join(missing) or 'sinfo'} missing): "
+            "run .ci/cluster-deps (apt-get install slurmctld slurmd slurm-client munge)"
+        )
+
+
+def _pids(name: str) -> list[int]:
+    out = run(["pgrep", "-x", name], check=False)
+    return [int(pid) for pid in out.split()]
+
+
+def _daemon(state: State, name: str, argv: list[str], log: Path) -> None:
+    """Start a daemon in the foreground, detached (its own session), recorded in ``state``."""
+    entry = state.record("daemon", name=name)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    state.update(entry, pid=process.pid, argv=argv)
+
+
+def start_slurm(spec: ClusterSpec, state: State) -> None:
+    """munged (unless one runs), slurm.conf, slurmctld on the master's node, a slurmd per node."""
+    require_slurm()
+    other = [pid for name in ("slurmctld", "slurmd") for pid in _pids(name)]
+    if other:
+        raise ClusterError(
+            f"a SLURM daemon not made by this cluster is running (pids {other}): stop it first "
+            "(.ci/slurm-down for the single-node CI cluster)"
+        )
+    if not _pids("munged"):
+        if not MUNGE_KEY.exists():
+            MUNGE_KEY.parent.mkdir(parents=True, exist_ok=True)
+            MUNGE_KEY.write_bytes(Path("/dev/urandom").open("rb").read(1024))
+        shutil.chown(MUNGE_KEY, "munge", "munge")
+        MUNGE_KEY.chmod(0o400)
+        Path("/run/munge").mkdir(parents=True, exist_ok=True)
+        shutil.chown("/run/munge", "munge", "munge")
+        _daemon(
+            state,
+            "munged",
+            [
+                "setpriv",
+                "--reuid=munge",
+                "--regid=munge",
+                "--init-groups",
+                "/usr/sbin/munged",
+                "--foreground",
+            ],
+            LOGS / "munged.out",
+        )
+        _wait_for(lambda: Path("/run/munge/munge.socket.2").exists(), 10, "munged to start")
+
+    backup = RUN_DIR / "slurm.conf.before"
+    entry = state.record("slurm.conf", path=str(SLURM_CONF))
+    if "backup" not in entry:
+        saved = SLURM_CONF.exists()
+        if saved:
+            shutil.copy2(SLURM_CONF, backup)
+        state.update(entry, backup=str(backup) if saved else None)
+    state.record("dir", path=str(SPOOL))
+    for folder in (SPOOL / "slurmctld", LOGS, RANKS):
+        folder.mkdir(parents=True, exist_ok=True)
+    shutil.chown(SPOOL / "slurmctld", "slurm", "slurm")
+    shutil.chown(LOGS, "slurm", "slurm")
+    RANKS.chmod(0o1777)
+    TASK_PROLOG.write_text(task_prolog())
+    TASK_PROLOG.chmod(0o755)
+    SLURM_CONF.parent.mkdir(parents=True, exist_ok=True)
+    SLURM_CONF.write_text(slurm_conf(spec, memory_per_node(len(spec.nodes))))
+
+    master = spec.master.name
+    _daemon(
+        state,
+        "slurmctld",
+        [*enter(master), "/usr/sbin/slurmctld", "-D", "-i"],
+        LOGS / "slurmctld.out",
+    )
+    for node in spec.nodes:
+        (SPOOL / "slurmd" / node.name).mkdir(parents=True, exist_ok=True)
+        _daemon(
+            state,
+            f"slurmd {node.name}",
+            [*enter(node.name), "/usr/sbin/slurmd", "-D", "-N", node.name],
+            LOGS / f"slurmd.{node.name}.out",
+        )
+    _wait_for(lambda: _all_idle(spec), 60, "every node to be idle in sinfo")
+
+
+def node_states(spec: ClusterSpec) -> dict[str, str]:
+    """SLURM's state of every node (``sinfo -N`` on the master's node); empty if unreachable."""
+    try:
+        out = run([*enter(spec.master.name), "sinfo", "-h", "-N", "-o", "%N %T"], timeout=15)
+    except ClusterError:
+        return {}
+    return dict(line.split(None, 1) for line in out.splitlines() if line.strip())
+
+
+def _all_idle(spec: ClusterSpec) -> bool:
+    states = node_states(spec)
+    return len(states) == len(spec.nodes) and all(s == "idle" for s in states.values())
+
+
+def _wait_for(ready, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        time.sleep(0.5)
+    raise ClusterError(f"gave up waiting {seconds:g} s for {what}; logs in {LOGS}")
+
+
+def restore_conf(entry: dict) -> None:
+    """Put back the slurm.conf that was there before ``up`` (or remove ours)."""
+    backup = entry.get("backup")
+    if backup and Path(backup).exists():
+        shutil.move(backup, entry["path"])
+    elif "backup" in entry:
+        Path(entry["path"]).unlink(missing_ok=True)

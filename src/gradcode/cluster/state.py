@@ -1,0 +1,65 @@
+"""What ``gradcode cluster up`` made, written down before it is made.
+
+Every step records its resource in the state file first and only then creates it, so a
+``down`` after a killed ``up`` still knows every namespace, mount, daemon and file it must
+remove (removing something that was never made is a no-op). The file lives under ``/run``,
+which a reboot clears together with everything it lists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from gradcode.atomic import atomic_file
+
+#: the cluster's runtime folder: state file, hostnames' UTS mounts, launcher, pid files
+RUN_DIR = Path(os.environ.get("GRADCODE_CLUSTER_RUN_DIR", "/run/gradcode-cluster"))
+
+
+def state_path() -> Path:
+    return RUN_DIR / "state.json"
+
+
+class State:
+    """The state file: the spec and the ordered list of resources made for it."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def resources(self) -> list[dict[str, Any]]:
+        return self.data.setdefault("resources", [])
+
+    @classmethod
+    def load(cls) -> State | None:
+        """The current state, or ``None`` when no cluster was brought up."""
+        try:
+            return cls(json.loads(state_path().read_text()))
+        except FileNotFoundError:
+            return None
+
+    def save(self) -> None:
+        state_path().parent.mkdir(parents=True, exist_ok=True)
+        with atomic_file(state_path()) as handle:
+            json.dump(self.data, handle, indent=1)
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Write down a resource before making it (once: recording it again is a no-op)."""
+        entry = {"kind": kind, **fields}
+        for existing in self.resources:
+            if existing["kind"] == kind and all(existing.get(k) == v for k, v in fields.items()):
+                return existing
+        self.resources.append(entry)
+        self.save()
+        return entry
+
+    def update(self, entry: dict[str, Any], **fields: Any) -> None:
+        """Add what is known only after making it (a daemon's pid)."""
+        entry.update(fields)
+        self.save()
+
+    def forget(self) -> None:
+        state_path().unlink(missing_ok=True)

@@ -1,0 +1,188 @@
+"""A real 3-node cluster: links at their configured rate, MPI and SLURM one rank per node, and
+nothing left after ``down`` (root only; CI runs as root).
+
+One cluster serves the module (about 4 s to bring up with SLURM); the fixture's finalizer
+always takes it down, and the last test checks what ``down`` left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gradcode.cluster import control, network, probe, slurm
+from gradcode.cluster.launcher import mpiexec_command
+from gradcode.cluster.spec import build_spec
+from gradcode.cluster.state import State
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="an emulated cluster needs root (network namespaces)"
+)
+
+RATE = 100_000_000
+BIN = Path(sys.executable).parent
+RANK_SCRIPT = """
+import json, os, socket
+from mpi4py import MPI
+rank = MPI.COMM_WORLD.Get_rank()
+record = {"rank": rank, "host": socket.gethostname(), "netns": os.stat("/proc/self/ns/net").st_ino}
+records = MPI.COMM_WORLD.gather(record, root=0)
+if rank == 0:
+    print(json.dumps(records))
+"""
+
+
+def _slurm_missing() -> str | None:
+    try:
+        slurm.require_slurm()
+    except network.ClusterError as error:
+        return str(error)
+    if subprocess.run(["pgrep", "-x", "slurmctld|slurmd"], capture_output=True).returncode == 0:
+        return "another SLURM is running on this machine"
+    return None
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if State.load() is not None:
+        pytest.skip("a cluster is already up on this machine (gradcode cluster down first)")
+    with_slurm = _slurm_missing() is None
+    spec = build_spec({"nodes": 3, "rate": "100mbit", "master_rate": "50mbit"})
+    try:
+        control.up(spec, with_slurm=with_slurm)
+        yield spec, with_slurm
+    finally:
+        control.down()
+
+
+def _run_on(node: str, argv: list[str], env: dict[str, str] | None = None, timeout=60):
+    return subprocess.run(
+        [*network.enter(node), *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd="/tmp",
+    )
+
+
+def test_up_again_is_a_no_op(cluster):
+    spec, with_slurm = cluster
+    assert control.up(spec, with_slurm=with_slurm) == "already up"
+    other = build_spec({"nodes": 4})
+    with pytest.raises(network.ClusterError, match="another spec is up"):
+        control.up(other, with_slurm=with_slurm)
+
+
+def test_every_node_has_its_own_hostname_namespace_and_address(cluster):
+    spec, _ = cluster
+    inodes = set()
+    for node in spec.nodes:
+        done = _run_on(node.name, ["sh", "-c", "hostname; stat -L -c %i /proc/self/ns/net"])
+        host, inode = done.stdout.split()
+        assert host == node.name
+        inodes.add(inode)
+        addresses = _run_on(node.name, ["ip", "-br", "-4", "addr"]).stdout
+        assert node.address in addresses
+    assert len(inodes) == len(spec.nodes)
+    assert str(os.stat("/proc/self/ns/net").st_ino) not in inodes
+
+
+def test_links_run_at_the_configured_rates(cluster):
+    spec, _ = cluster
+    # worker to worker: 100 Mbit/s each way; worker to master: the master's 50 Mbit/s ingress
+    for source, target, rate, count in (
+        ("gc-node1", "gc-node2", RATE, 5_000_000),
+        ("gc-node2", "gc-node0", RATE // 2, 2_500_000),
+    ):
+        measured = probe.measure(spec, source, target, count)
+        assert 0.90 * rate <= measured.bits_per_second <= 1.02 * rate, measured
+
+
+def test_mpiexec_runs_one_rank_per_node_through_the_launcher(cluster):
+    spec, _ = cluster
+    argv = mpiexec_command(
+        spec, 3, [sys.executable, "-c", RANK_SCRIPT], mpiexec=str(BIN / "mpiexec")
+    )
+    done = _run_on(spec.master.name, argv, timeout=120)
+    assert done.returncode == 0, done.stderr
+    records = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [r["host"] for r in records] == ["gc-node0", "gc-node1", "gc-node2"]
+    assert len({r["netns"] for r in records}) == 3
+
+
+def test_srun_places_one_rank_per_node(cluster):
+    spec, with_slurm = cluster
+    if not with_slurm:
+        pytest.skip(f"no SLURM here: {_slurm_missing()}")
+    assert set(slurm.node_states(spec).values()) == {"idle"}
+    done = _run_on(
+        spec.master.name,
+        ["srun", "-N", "3", "-n", "3", "--mpi=pmi2", sys.executable, "-c", RANK_SCRIPT],
+        env={"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    records = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [r["host"] for r in records] == ["gc-node0", "gc-node1", "gc-node2"]
+    # the task prolog recorded the same from SLURM's side
+    prolog = [json.loads(p.read_text()) for p in sorted(slurm.RANKS.glob("*.0.*.json"))]
+    assert sorted(r["nodename"] for r in prolog) == ["gc-node0", "gc-node1", "gc-node2"]
+
+
+def _nothing_left() -> None:
+    assert network.leftovers() == []
+    assert not [n for n in network.our_namespaces()]
+    qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
+    assert "tbf" not in qdiscs
+    for daemon in ("slurmctld", "slurmd"):
+        assert subprocess.run(["pgrep", "-x", daemon], capture_output=True).returncode == 1
+    assert State.load() is None
+    assert not slurm.SPOOL.exists()
+
+
+def test_down_leaves_nothing(cluster):
+    control.down()
+    _nothing_left()
+
+
+def test_down_after_a_killed_up_leaves_nothing():
+    if State.load() is not None:
+        pytest.skip("a cluster is already up on this machine")
+    gradcode = shutil.which("gradcode", path=str(BIN)) or "gradcode"
+    process = subprocess.Popen(
+        [gradcode, "cluster", "up", "--nodes", "6", "--no-slurm"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(network.our_namespaces()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert network.our_namespaces(), "up finished before it could be killed"
+    finally:
+        control.down()
+    _nothing_left()
+
+
+def test_without_capabilities_up_is_one_line_pointing_to_the_single_host_emulation():
+    gradcode = shutil.which("gradcode", path=str(BIN)) or "gradcode"
+    done = subprocess.run(
+        ["setpriv", "--bounding-set=-all", "--inh-caps=-all", gradcode, "cluster", "up"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert "needs root" in done.stderr and "single-host emulation" in done.stderr

@@ -1,0 +1,168 @@
+"""The cluster spec and what is generated from it (no root needed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gradcode.cluster.launcher import MPICH_ENV, launcher_script, mpiexec_command
+from gradcode.cluster.network import tbf
+from gradcode.cluster.slurm import slurm_conf, task_prolog
+from gradcode.cluster.spec import (
+    ClusterSpec,
+    ClusterSpecError,
+    build_spec,
+    format_rate,
+    parse_rate,
+)
+from gradcode.errors import UserError
+
+
+def test_rates_parse_and_format():
+    assert parse_rate("100mbit", "rate") == 100_000_000
+    assert parse_rate("1gbit", "rate") == 10**9
+    assert parse_rate("2.5Mbit", "rate") == 2_500_000
+    assert parse_rate(50_000, "rate") == 50_000
+    assert parse_rate("none", "rate") is None
+    assert parse_rate(0, "rate") is None
+    assert format_rate(100_000_000) == "100mbit"
+    assert format_rate(None) == "unlimited"
+    assert format_rate(1_500_000) == "1500kbit"
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("fast", "expected a rate"),
+        ("100MB", "expected a rate"),
+        (-5, "positive"),
+        ("1kbit", "below 8kbit"),
+        (True, "expected a rate"),
+    ],
+)
+def test_bad_rates_are_one_line_errors_naming_the_option(value, says):
+    with pytest.raises(ClusterSpecError, match=says) as caught:
+        parse_rate(value, "egress")
+    assert str(caught.value).startswith("egress: ")
+    assert "\n" not in str(caught.value)
+
+
+def test_spec_nodes_addresses_and_rates():
+    spec = build_spec({"nodes": 5, "rate": "100mbit", "master_rate": "50mbit"})
+    assert [n.name for n in spec.nodes] == [f"gc-node{i}" for i in range(5)]
+    assert [n.address for n in spec.nodes] == [f"10.251.0.{10 + i}" for i in range(5)]
+    assert spec.master.master and (spec.master.egress, spec.master.ingress) == (50e6, 50e6)
+    assert all((n.egress, n.ingress) == (100e6, 100e6) for n in spec.nodes[1:])
+    assert spec.prefixlen == 24
+    assert ClusterSpec.from_dict(spec.as_dict()) == spec
+
+
+def test_directions_are_separate_and_the_master_defaults_to_the_workers():
+    spec = build_spec({"nodes": 2, "egress": "10mbit", "ingress": "20mbit"})
+    assert (spec.master.egress, spec.master.ingress) == (10**7, 2 * 10**7)
+    spec = build_spec({"nodes": 3, "rate": "1gbit", "master_ingress": "300mbit"})
+    assert (spec.master.egress, spec.master.ingress) == (10**9, 3 * 10**8)
+    assert spec.nodes[1].ingress == 10**9
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"nodes": 1}, "nodes must be an integer from 2"),
+        ({"nodes": "4"}, "nodes must be an integer"),
+        ({"subnet": "8.8.8.0/24"}, "not a private IPv4 range"),
+        ({"subnet": "10.0.0.1/24"}, "subnet: "),
+        ({"subnet": "fd00::/64"}, "not a private IPv4 range"),
+        ({"subnet": "10.9.9.0/29", "nodes": 3}, "too small"),
+        ({"nodes": 3, "speed": "1gbit"}, "unknown cluster option"),
+        ({"cpus": 0}, "cpus must be"),
+    ],
+)
+def test_bad_specs_are_refused_in_one_line(options, says):
+    with pytest.raises(UserError, match=says) as caught:
+        build_spec(options)
+    assert "\n" not in str(caught.value)
+
+
+def test_tbf_bucket_holds_ten_milliseconds_and_at_least_64k():
+    assert tbf(100_000_000)[:6] == ["tbf", "rate", "100000000bit", "burst", "125000", "latency"]
+    assert tbf(10_000_000)[4] == "65536"
+
+
+def test_slurm_conf_has_every_node_by_address_and_the_controller_on_the_master():
+    spec = build_spec({"nodes": 4, "cpus": 2})
+    conf = slurm_conf(spec, 4000)
+    assert "SlurmctldHost=gc-node0(10.251.0.10)" in conf
+    for node in spec.nodes:
+        assert (
+            f"NodeName={node.name} NodeAddr={node.address} NodeHostname={node.name} "
+            "CPUs=2 RealMemory=4000" in conf
+        )
+    assert "Nodes=gc-node0,gc-node1,gc-node2,gc-node3 Default=YES" in conf
+    # per-node files (one slurmd per node on one machine) and the task prolog
+    for key in ("SlurmdSpoolDir=", "SlurmdPidFile=", "SlurmdLogFile="):
+        assert "%n" in next(line for line in conf.splitlines() if line.startswith(key))
+    assert "TaskProlog=" in conf
+
+
+def test_task_prolog_writes_one_json_record(tmp_path):
+    script = task_prolog().replace("/run/gradcode-cluster/ranks", str(tmp_path))
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "SLURM_JOB_ID": "7",
+        "SLURM_STEP_ID": "0",
+        "SLURM_PROCID": "3",
+        "SLURM_NODEID": "2",
+        "SLURMD_NODENAME": "gc-node2",
+    }
+    subprocess.run(["sh", "-c", script], env=env, check=True)
+    import json
+
+    record = json.loads((tmp_path / "7.0.3.json").read_text())
+    assert record["rank"] == "3" and record["nodename"] == "gc-node2"
+    assert int(record["netns"]) > 0
+
+
+def test_launcher_runs_the_command_in_the_named_node_only(tmp_path):
+    spec = build_spec({"nodes": 3})
+    script = launcher_script(spec)
+    assert "gc-node0|gc-node1|gc-node2)" in script
+    # an unknown host is refused before anything is entered
+    path = tmp_path / "launch"
+    path.write_text(script)
+    done = subprocess.run(
+        ["sh", str(path), "-x", "-o", "BatchMode=yes", "elsewhere", "true"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 255 and "unknown node 'elsewhere'" in done.stderr
+
+
+def test_mpiexec_command_pins_tcp_and_the_node_interface():
+    spec = build_spec({"nodes": 3})
+    argv = mpiexec_command(spec, 3, ["python", "-c", "pass"], mpiexec="/x/mpiexec")
+    assert argv[:7] == [
+        "/x/mpiexec",
+        "-launcher",
+        "ssh",
+        "-launcher-exec",
+        "/run/gradcode-cluster/launch",
+        "-iface",
+        "gc-veth",
+    ]
+    assert argv[argv.index("-hosts") + 1] == "gc-node0,gc-node1,gc-node2"
+    assert MPICH_ENV["MPIR_CVAR_CH4_NETMOD"] == "ofi"
+    assert argv[-5:] == ["-n", "3", "python", "-c", "pass"]
+
+
+def test_cli_refuses_a_bad_option_in_one_line():
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcode", "cluster", "up", "--nodes", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "nodes must be an integer from 2" in done.stderr
