@@ -45,7 +45,7 @@ def _slurm_missing() -> str | None:
         slurm.require_slurm()
     except network.ClusterError as error:
         return str(error)
-    if subprocess.run(["pgrep", "-x", "slurmctld|slurmd"], capture_output=True).returncode == 0:
+    if slurm.live_pids("slurmctld") or slurm.live_pids("slurmd"):
         return "another SLURM is running on this machine"
     return None
 
@@ -143,8 +143,10 @@ def _nothing_left() -> None:
     assert not [n for n in network.our_namespaces()]
     qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
     assert "tbf" not in qdiscs
-    for daemon in ("slurmctld", "slurmd"):
-        assert subprocess.run(["pgrep", "-x", daemon], capture_output=True).returncode == 1
+    # exited daemons that the init process has not reaped yet (state Z) hold nothing
+    ps = subprocess.run(["ps", "-eo", "stat=,comm="], capture_output=True, text=True).stdout
+    running = [line.split() for line in ps.splitlines() if line.strip()]
+    assert not [c for s, c in running if not s.startswith("Z") and c in ("slurmctld", "slurmd")]
     assert State.load() is None
     assert not slurm.SPOOL.exists()
 

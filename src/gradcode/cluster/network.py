@@ -74,10 +74,7 @@ def require_privileges() -> None:
         )
     for tool in ("ip", "tc", "nsenter", "unshare"):
         if shutil.which(tool) is None:
-            raise ClusterError(
-                f"{tool} is not installed: apt-get install iproute2 util-linux "
-                "(or run .ci/cluster-deps)"
-            )
+            raise ClusterError(f"{tool} is not installed: apt-get install iproute2 util-linux")
 
 
 def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60) -> str:

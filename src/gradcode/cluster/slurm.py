@@ -112,13 +112,23 @@ def require_slurm() -> None:
     if missing or shutil.which("sinfo") is None:
         raise ClusterError(
             f"SLURM or munge is not installed ({', '.join(missing) or 'sinfo'} missing): "
-            "run .ci/cluster-deps (apt-get install slurmctld slurmd slurm-client munge)"
+            "apt-get install slurmctld slurmd slurm-client munge (.ci/cluster-smoke does)"
         )
 
 
-def _pids(name: str) -> list[int]:
-    out = run(["pgrep", "-x", name], check=False)
-    return [int(pid) for pid in out.split()]
+def live_pids(name: str) -> list[int]:
+    """Live processes named ``name`` (exited ones the init process has not reaped yet, state
+    Z, hold no port or file and do not count)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+        if comm == name and not rest.startswith("Z"):
+            found.append(int(stat.parent.name))
+    return found
 
 
 def _daemon(state: State, name: str, argv: list[str], log: Path) -> None:
@@ -139,13 +149,13 @@ def _daemon(state: State, name: str, argv: list[str], log: Path) -> None:
 def start_slurm(spec: ClusterSpec, state: State) -> None:
     """munged (unless one runs), slurm.conf, slurmctld on the master's node, a slurmd per node."""
     require_slurm()
-    other = [pid for name in ("slurmctld", "slurmd") for pid in _pids(name)]
+    other = [pid for name in ("slurmctld", "slurmd") for pid in live_pids(name)]
     if other:
         raise ClusterError(
             f"a SLURM daemon not made by this cluster is running (pids {other}): stop it first "
             "(.ci/slurm-down for the single-node CI cluster)"
         )
-    if not _pids("munged"):
+    if not live_pids("munged"):
         if not MUNGE_KEY.exists():
             MUNGE_KEY.parent.mkdir(parents=True, exist_ok=True)
             MUNGE_KEY.write_bytes(Path("/dev/urandom").open("rb").read(1024))
