@@ -24,8 +24,10 @@ def _run(model, code, trials=1, seed=0):
 
 
 def test_registered_and_built_from_a_spec():
-    assert TIMING_MODELS["links"] is LinksModel
-    model = model_from_spec("links", {"rate": "100mbit", "master_rate": "1gbit", "features": L})
+    assert TIMING_MODELS["shared-links"] is LinksModel
+    model = model_from_spec(
+        "shared-links", {"rate": "100mbit", "master_rate": "1gbit", "features": L}
+    )
     assert model.rate.scalar == R and model.master_rate == 125e6
     assert model.params()["download"] is True and "mu" not in model.params()
 
@@ -44,7 +46,7 @@ def test_registered_and_built_from_a_spec():
 )
 def test_bad_parameters_name_the_key(params, expected):
     with pytest.raises(ValueError, match=expected):
-        model_from_spec("links", params)
+        model_from_spec("shared-links", params)
 
 
 def test_rates_in_tc_units():
@@ -168,7 +170,7 @@ def test_the_simulator_runs_it():
     spec = load_spec(
         {
             "name": "links",
-            "model": "links",
+            "model": "shared-links",
             "parameters": {"rate": "100mbit", "features": L, "a": 1e-5, "mu": 1e4, "data": 400},
             "schemes": [
                 {"scheme": "uncoded", "params": {"n": 4}},

@@ -7,6 +7,7 @@ import csv
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from gradcode.train.launch import job_environment, kill_group, mpiexec
 from gradcode.train.linkprobe import parse_size
 
 pytestmark = pytest.mark.mpi
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _probe(out, *args, ranks=3, timeout=90):
@@ -74,3 +76,24 @@ def test_probe_times_every_size_both_ways_with_three_ranks(tmp_path):
 def test_probe_refuses_one_rank(tmp_path):
     code, _, stderr = _probe(tmp_path, ranks=1)
     assert code == 2 and "at least 2 ranks" in stderr
+
+
+def test_probe_reads_the_links_of_a_run_file(tmp_path):
+    code, _, stderr = _probe(
+        tmp_path,
+        "--sizes",
+        "64KiB",
+        "--repeats",
+        "1",
+        "--directions",
+        "up",
+        "--run",
+        str(ROOT / "config" / "runs" / "cluster-smoke.yaml"),
+        ranks=2,
+    )
+    assert code == 0, stderr[-2000:]
+    result = json.loads((tmp_path / "links.json").read_text())
+    assert result["stated"] == {"rate": 12.5e6, "master_rate": 12.5e6, "latency": 0.0}
+    (row,) = result["summary"]["up"]["sizes"]
+    assert row["predicted"] == pytest.approx(65536 / 12.5e6)
+    assert "down" not in result["summary"]

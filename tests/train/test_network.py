@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.helpers.mpi import base_run, run_config
+from tests.helpers.mpi import base_run, run_config, write_run
 
 pytestmark = pytest.mark.mpi
 
@@ -87,3 +87,21 @@ def test_a_ring_on_links_times_its_steps(tmp_path, logistic_data):
             assert 0 < message["step_time_max"] <= message["step_time"]
             # 2 (n - 1) steps of one of n chunks of the 16 features (5 or 6 floats)
             assert 4 * 5 * 8 <= message["step_bytes"] <= 4 * 6 * 8
+
+
+def test_check_prints_the_links_and_their_prediction(tmp_path, logistic_data, capsys):
+    from tests.train.test_cli import invoke
+
+    run = base_run(
+        logistic_data,
+        scheme={"name": "frc", "params": {"n": 4, "s": 1}},
+        network={"links": {"rate": 1000, "latency": 0.5}},
+    )
+    assert invoke(["train", "check", str(write_run(tmp_path / "links.yaml", run))]) == 0
+    out = capsys.readouterr().out
+    nbytes = 8 * (16 + 9)  # 16 features and the runtime's header
+    assert f"a result message ({nbytes} B) takes {(0.5 + nbytes / 1000) * 1e3:.3g} ms" in out
+    assert f"{(0.5 + 4 * nbytes / 1000) * 1e3:.3g} ms when all 4 arrive together" in out
+    run["network"] = {}
+    assert invoke(["train", "check", str(write_run(tmp_path / "real.yaml", run))]) == 0
+    assert "real links (parameters not stated)" in capsys.readouterr().out

@@ -104,7 +104,7 @@ def test_combinations_that_make_no_sense_are_one_line_errors(change, expected):
         {"model": "master-worker", "params": {"lambda1": 10, "t1": 0.01}},
         {"model": "random-set", "params": {"count": 1, "delay": 0.05}},
         # the links model itself: its computation is injected, its links are the real ones
-        {"model": "links", "params": {"rate": "100mbit", "features": 16, "a": 1e-4}},
+        {"model": "shared-links", "params": {"rate": "100mbit", "features": 16, "a": 1e-4}},
     ],
 )
 def test_with_links_only_computation_is_injected(stragglers):

@@ -5,9 +5,9 @@
 - ``single_port.SinglePortModel`` (``"single-port"``): paper 001 (Lee et al.'s computation model,
   single-port transfers of ``tc``), for master-worker codes, CodedReduce trees and
   Ring-AllReduce (the ``ring-allreduce`` code);
-- ``links.LinksModel`` (``"links"``): deterministic rate-limited links (a cluster's ``tc tbf``
-  limits), fairly shared at each receiver, for the same three topologies; predicts message
-  and completion times for given link parameters;
+- ``links.LinksModel`` (``"shared-links"``): deterministic rate-limited links (a cluster's
+  ``tc tbf`` limits), fairly shared at each receiver, for the same three topologies; predicts
+  message and completion times for given link parameters;
 - ``exact``: closed-form expectations of order statistics, to test the Monte Carlo.
 
 ``TIMING_MODELS`` maps the built-in names used in simulation specs and run files to the classes;

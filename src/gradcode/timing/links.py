@@ -1,5 +1,5 @@
-"""Deterministic links (``"links"``): what real, rate-limited links predict for a run on a
-cluster whose nodes each have a link of ``rate`` bytes per second in each direction (the
+"""Deterministic links (``"shared-links"``): what real, rate-limited links predict for a run
+on a cluster whose nodes each have a link of ``rate`` bytes per second in each direction (the
 master's node ``master_rate``), like the emulated cluster's ``tc tbf`` limits.
 
 Communication. A message of ``b`` bytes from a node to its receiver is a flow through two
@@ -196,7 +196,7 @@ class LinksModel(TimingModel):
     """Computation ``d_i (a + Exp(mu))``; deterministic, fairly shared links (module
     docstring)."""
 
-    name = "links"
+    name = "shared-links"
     parameters: ClassVar[dict[str, str]] = {
         "rate": "every node's link, bytes per second or tc's units (100mbit), each direction",
         "master_rate": "the master's link (default: rate)",

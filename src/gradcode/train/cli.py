@@ -64,7 +64,32 @@ def cmd_check(args: argparse.Namespace, rest: list[str]) -> int:
     print(f"model        {config.model.kind}, l2 = {config.model.l2_value(data.rows):g}")
     print(f"optimizer    {config.optimizer.kind}, {config.iterations} iterations")
     print(f"stragglers   {plan.delay_source().describe()['model']}")
+    if config.network is not None:
+        print(f"network      {_network_line(plan, data.features)}")
     return 0
+
+
+def _network_line(plan, features: int) -> str:
+    """Real links: their parameters and what the ``shared-links`` timing model predicts for one
+    result message, alone and with every child's arriving together at the master."""
+    links = plan.config.network.links
+    if links is None:
+        return "real links (parameters not stated), no communication emulated"
+    from gradcode.timing.links import message_time
+    from gradcode.train.protocol import H
+
+    nbytes = 8 * (plan.code.message_length(features) + H)
+    alone = message_time(nbytes, links.rate, links.master_rate, links.latency)
+    children = len(list(plan.code.all_message_keys())) if plan.topology == "flat" else None
+    line = (
+        f"real links, rate {links.rate_text} ({links.rate:.4g} B/s), master "
+        f"{links.master_rate_text} ({links.master_rate:.4g} B/s); a result message "
+        f"({nbytes} B) takes {alone * 1e3:.3g} ms alone"
+    )
+    if children:
+        together = links.latency + nbytes / min(links.rate, links.master_rate / children)
+        line += f", {together * 1e3:.3g} ms when all {children} arrive together"
+    return line
 
 
 def cmd_command(args: argparse.Namespace, rest: list[str]) -> int:

@@ -65,7 +65,7 @@ namespaces with ``tc tbf`` rate limits, or real nodes): no communication delay i
 model; a straggler model whose communication part would be emulated is an error (``fixed``
 with a non-zero ``comm``, ``master-worker`` with ``lambda2``/``t2``, ``single-port`` with a
 non-zero ``tc``: the links replace it). ``links`` documents the link parameters for the
-``links`` timing model's prediction and for checks; it changes nothing the runtime does.
+``shared-links`` timing model's prediction and for checks; it changes nothing the runtime does.
 
 Worker indices (``persistent``, ``adversaries.workers``) are 0-based code workers (MPI rank
 minus one). The scheme, its parameters, the straggler model and the world size are checked

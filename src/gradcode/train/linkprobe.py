@@ -18,9 +18,10 @@ measurements of each message:
 ``time`` is ``clock_time`` when valid, else ``ack_time``; ``rate`` is ``bytes / time``. Per
 direction and size the medians, and per direction a least-squares line ``time = latency + bytes
 / rate`` over the sizes (``fit``). With ``--rate`` (the links' stated rate, tc units) and
-optionally ``--master-rate``/``--latency`` every median is put beside the ``links`` timing
-model's ``message_time`` (``predicted``, ``ratio`` = measured / predicted). On one host
-without a cluster this measures shared memory, which has no stated rate.
+optionally ``--master-rate``/``--latency``, or ``--run RUN.yaml`` (its ``network.links``),
+every median is put beside the ``shared-links`` timing model's ``message_time`` (``predicted``,
+``ratio`` = measured / predicted). On one host without a cluster this measures shared memory,
+which has no stated rate.
 
 Outputs in ``DIR``: ``links.json`` (ranks and their nodes/transport, the settings, every
 message, the medians and fits) and ``links.csv`` (one row per message).
@@ -40,7 +41,9 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from gradcode.errors import UserError
 from gradcode.timing.links import message_time, rate_bytes
+from gradcode.train.config import load_config
 from gradcode.train.node import describe_rank, summarize_ranks
 from gradcode.train.protocol import clock
 
@@ -85,6 +88,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--directions", default="up,down", help="up (to rank 0), down (from rank 0) or both"
     )
+    parser.add_argument(
+        "--run", help="a run file whose network.links state the links (instead of --rate ...)"
+    )
     parser.add_argument("--rate", help="the links' stated rate (tc units, e.g. 100mbit)")
     parser.add_argument("--master-rate", help="rank 0's link rate (default: --rate)")
     parser.add_argument("--latency", type=float, default=0.0, help="stated one-way latency (s)")
@@ -100,6 +106,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.master_bytes = rate_bytes("--master-rate", master) if master else None
     except ValueError as error:
         parser.error(str(error))
+    if args.run is not None:
+        if args.rate or args.master_rate:
+            parser.error("--run states the links: no --rate or --master-rate with it")
+        try:
+            links = load_config(args.run).network
+        except UserError as error:
+            parser.error(f"--run: {' '.join(str(error).split())}")
+        if links is None or links.links is None:
+            parser.error(f"--run: {args.run} has no network.links")
+        args.rate_bytes, args.master_bytes = links.links.rate, links.links.master_rate
+        args.latency = links.links.latency
     return args
 
 

@@ -118,7 +118,7 @@ def predicted_links_time(
     *,
     header_bytes: float = 8 * H,
 ) -> float:
-    """The iteration time the ``links`` timing model predicts for a flat scheme's logged
+    """The iteration time the ``shared-links`` timing model predicts for a flat scheme's logged
     iteration on links of ``links``' parameters: the model goes to every worker through the
     master's link, each message is ready its logged ``compute + injected_compute`` after its
     worker got the model, and the messages share the master's link (``gradcode.timing.links``).
