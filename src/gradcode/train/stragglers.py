@@ -32,6 +32,14 @@ Models (``stragglers.model`` in the run YAML; parameters under ``stragglers.para
     from ``tc``). Parameters take ``gradcode.timing``'s forms (a number, one per worker, or
     ``{counts, values}`` per worker type).
 
+``shared-links`` (or any timing model without a ``comm`` draw or ``tc``)
+    its computation only; its links are not emulated (with ``network``, the real ones carry
+    the messages).
+
+With ``network`` in the run file nothing of the communication is emulated, so a source whose
+``emulated_comm`` names a parameter (``fixed`` ``comm`` > 0, ``master-worker`` ``lambda2``/
+``t2``, ``single-port`` ``tc`` > 0) is refused by ``gradcode.train.plan``.
+
 Workers listed in ``stragglers.persistent`` never answer at all (``Delays.silent``).
 """
 
