@@ -162,7 +162,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cluster = sub.add_parser(
         "cluster",
         help="an emulated multi-node cluster on this machine (root)",
-        description=__doc__,
+        description="An emulated multi-node cluster on this machine (needs root): network "
+        "namespaces as nodes, rate-limited links, a multi-node SLURM and hydra's launcher. "
+        "README: 'A multi-node cluster on one machine'.",
         allow_abbrev=False,
     )
     actions = cluster.add_subparsers(dest="action", required=True)

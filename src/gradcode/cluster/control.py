@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +14,36 @@ from gradcode.cluster.network import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec, format_rate
 from gradcode.cluster.state import RUN_DIR, State
 
+LOCK = Path("/run/gradcode-cluster.lock")
+
+
+@contextmanager
+def _exclusive() -> Iterator[None]:
+    """One ``up`` or ``down`` at a time (a second one would undo the first's half-made work)."""
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOCK, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ClusterError("another gradcode cluster up or down is running") from None
+        yield
+
 
 def up(spec: ClusterSpec, *, with_slurm: bool = True) -> str:
     """Bring the cluster up; a no-op when the same one is already up. Returns what was done."""
     network.require_privileges()
+    with _exclusive():
+        return _up(spec, with_slurm)
+
+
+def down() -> list[str]:
+    """Remove everything ``up`` made (also after a killed ``up``); what is left, if anything."""
+    network.require_privileges()
+    with _exclusive():
+        return _down()
+
+
+def _up(spec: ClusterSpec, with_slurm: bool) -> str:
     if with_slurm:
         slurm.require_slurm()
     current = State.load()
@@ -26,7 +55,7 @@ def up(spec: ClusterSpec, *, with_slurm: bool = True) -> str:
             return "already up"
         if current.data.get("complete") and not same:
             raise ClusterError("a cluster with another spec is up: gradcode cluster down first")
-        down()  # what a killed or broken up left behind
+        _down()  # what a killed or broken up left behind
     state = State({"spec": spec.as_dict(), "slurm": with_slurm, "complete": False})
     state.save()
     try:
@@ -36,7 +65,7 @@ def up(spec: ClusterSpec, *, with_slurm: bool = True) -> str:
         if with_slurm:
             slurm.start_slurm(spec, state)
     except BaseException:
-        down()
+        _down()
         raise
     state.data["complete"] = True
     state.save()
@@ -71,9 +100,7 @@ def _running(entry: dict[str, Any]) -> bool:
     return program is not None and cmdline[0].decode() == program
 
 
-def down() -> list[str]:
-    """Remove everything ``up`` made (also after a killed ``up``); what is left, if anything."""
-    network.require_privileges()
+def _down() -> list[str]:
     state = State.load() or State({})
     # daemons outside the namespaces (munged) by pid; everything inside goes with its namespace
     for entry in reversed(state.resources):
