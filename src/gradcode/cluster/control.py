@@ -54,7 +54,10 @@ def _up(spec: ClusterSpec, with_slurm: bool) -> str:
         if current.data.get("complete") and same and not _missing(current):
             return "already up"
         if current.data.get("complete") and not same:
-            raise ClusterError("a cluster with another spec is up: gradcode cluster down first")
+            raise ClusterError(
+                "a cluster with another spec (or with SLURM where this one has none, or the other "
+                "way round) is up: gradcode cluster down first"
+            )
         _down()  # what a killed or broken up left behind
     state = State({"spec": spec.as_dict(), "slurm": with_slurm, "complete": False})
     state.save()
@@ -100,12 +103,25 @@ def _running(entry: dict[str, Any]) -> bool:
     return program is not None and cmdline[0].decode() == program
 
 
+def _stop_munged_by_pid_file() -> None:
+    try:
+        pid = int(Path("/run/munge/munged.pid").read_text().split()[0])
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except (OSError, ValueError, IndexError):
+        return
+    if comm == "munged":
+        network.terminate([pid])
+
+
 def _down() -> list[str]:
     state = State.load() or State({})
     # daemons outside the namespaces (munged) by pid; everything inside goes with its namespace
     for entry in reversed(state.resources):
         if entry["kind"] == "daemon" and _running(entry):
             network.terminate([int(entry["pid"])])
+        elif entry == {"kind": "daemon", "name": "munged"}:
+            # started, but up was killed before it wrote down the pid: munged's own pid file
+            _stop_munged_by_pid_file()
     nodes = [e["name"] for e in state.resources if e["kind"] == "netns" and e["name"] != SWITCH]
     for name in sorted(set(nodes) | set(network.our_namespaces()) - {SWITCH}):
         network.remove_namespace(name)

@@ -27,6 +27,7 @@ printed.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -39,6 +40,7 @@ from gradcode.cluster.state import RUN_DIR, State
 from gradcode.errors import UserError
 
 NETNS_DIR = Path("/run/netns")
+OUR_NAMES = re.compile(rf"^{PREFIX}(switch|node[0-9]+)$")
 #: tbf's queue bound: a packet waits at most this long for tokens before it is dropped
 TBF_LATENCY = "100ms"
 #: capabilities bits (linux/capability.h): namespaces and mounts need SYS_ADMIN, links NET_ADMIN
@@ -162,9 +164,10 @@ def create_network(spec: ClusterSpec, state: State) -> None:
 
 
 def our_namespaces() -> list[str]:
-    """Every network namespace with the cluster's prefix, recorded or not."""
+    """Every network namespace named as the cluster names them (``gc-switch``, ``gc-nodeN``),
+    recorded or not."""
     try:
-        return sorted(p.name for p in NETNS_DIR.iterdir() if p.name.startswith(PREFIX))
+        return sorted(p.name for p in NETNS_DIR.iterdir() if OUR_NAMES.match(p.name))
     except FileNotFoundError:
         return []
 
