@@ -78,7 +78,7 @@ def test_up_again_is_a_no_op(cluster):
     spec, with_slurm = cluster
     assert control.up(spec, with_slurm=with_slurm) == "already up"
     other = build_spec({"nodes": 4})
-    with pytest.raises(network.ClusterError, match="another spec is up"):
+    with pytest.raises(network.ClusterError, match="a cluster with another spec"):
         control.up(other, with_slurm=with_slurm)
 
 
