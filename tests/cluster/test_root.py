@@ -55,7 +55,14 @@ def cluster():
     if State.load() is not None:
         pytest.skip("a cluster is already up on this machine (gradcode cluster down first)")
     with_slurm = _slurm_missing() is None
-    spec = build_spec({"nodes": 3, "rate": "100mbit", "master_rate": "50mbit"})
+    spec = build_spec(
+        {
+            "nodes": 3,
+            "rate": "100mbit",
+            "master_rate": "50mbit",
+            "node_rates": {"gc-node1": {"ingress": "20mbit"}},
+        }
+    )
     try:
         control.up(spec, with_slurm=with_slurm)
         yield spec, with_slurm
@@ -98,10 +105,12 @@ def test_every_node_has_its_own_hostname_namespace_and_address(cluster):
 
 def test_links_run_at_the_configured_rates(cluster):
     spec, _ = cluster
-    # worker to worker: 100 Mbit/s each way; worker to master: the master's 50 Mbit/s ingress
+    # worker to worker: 100 Mbit/s; to the master: its 50 Mbit/s ingress; to gc-node1: its own
+    # 20 Mbit/s ingress (a per-node rate)
     for source, target, rate, count in (
         ("gc-node1", "gc-node2", RATE, 5_000_000),
         ("gc-node2", "gc-node0", RATE // 2, 2_500_000),
+        ("gc-node2", "gc-node1", RATE // 5, 2_500_000),
     ):
         measured = probe.measure(spec, source, target, count)
         assert 0.90 * rate <= measured.bits_per_second <= 1.02 * rate, measured

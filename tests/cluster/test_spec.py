@@ -15,6 +15,7 @@ from gradcode.cluster.spec import (
     ClusterSpecError,
     build_spec,
     format_rate,
+    parse_node_rate,
     parse_rate,
 )
 from gradcode.errors import UserError
@@ -67,9 +68,29 @@ def test_directions_are_separate_and_the_master_defaults_to_the_workers():
     assert spec.nodes[1].ingress == 10**9
 
 
+def test_per_node_rates_override_the_role_rates():
+    spec = build_spec(
+        {
+            "nodes": 4,
+            "rate": "100mbit",
+            "node_rates": {"gc-node2": "10mbit", "gc-node3": {"ingress": "20mbit"}},
+        }
+    )
+    assert [(n.egress, n.ingress) for n in spec.nodes] == [
+        (10**8, 10**8), (10**8, 10**8), (10**7, 10**7), (10**8, 2 * 10**7),
+    ]  # fmt: skip
+    assert parse_node_rate("gc-node1=5mbit/1mbit") == (
+        "gc-node1", {"egress": "5mbit", "ingress": "1mbit"},
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("options", "says"),
     [
+        ({"nodes": 2, "node_rates": {"gc-node5": "1mbit"}}, "no node 'gc-node5' in a 2-node"),
+        ({"nodes": 2, "node_rates": {"gc-node1": {"up": "1mbit"}}}, "expected egress and/or"),
+        ({"nodes": 2, "node_rates": ["gc-node1"]}, "node_rates must map"),
+        ({"nodes": 2, "node_rates": {"gc-node1": "slow"}}, "node_rates.gc-node1: expected"),
         ({"nodes": 1}, "nodes must be an integer from 2"),
         ({"nodes": "4"}, "nodes must be an integer"),
         ({"subnet": "8.8.8.0/24"}, "not a private IPv4 range"),
@@ -155,6 +176,15 @@ def test_mpiexec_command_pins_tcp_and_the_node_interface():
     assert argv[argv.index("-hosts") + 1] == "gc-node0,gc-node1,gc-node2"
     assert MPICH_ENV["MPIR_CVAR_CH4_NETMOD"] == "ofi"
     assert argv[-5:] == ["-n", "3", "python", "-c", "pass"]
+
+
+def test_cli_refuses_a_bad_node_rate_in_one_line():
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcode", "cluster", "up", "--node-rate", "gc-node1"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and "expected NODE=RATE" in done.stderr
+    assert done.stderr.strip().count("\n") == 0
 
 
 def test_cli_refuses_a_bad_option_in_one_line():

@@ -18,7 +18,7 @@ from gradcode.errors import CLIError
 
 
 def _spec(args: argparse.Namespace):
-    from gradcode.cluster.spec import ClusterSpecError, build_spec
+    from gradcode.cluster.spec import ClusterSpecError, build_spec, parse_node_rate
     from gradcode.yamlfile import read_yaml
 
     options: dict[str, Any] = {}
@@ -33,6 +33,10 @@ def _spec(args: argparse.Namespace):
     for key in ("rate", "egress", "ingress"):
         if getattr(args, f"master_{key}") is not None:
             options[f"master_{key}"] = getattr(args, f"master_{key}")
+    if args.node_rate:
+        node_rates = dict(options.get("node_rates") or {})
+        node_rates.update(parse_node_rate(text) for text in args.node_rate)
+        options["node_rates"] = node_rates
     return build_spec(options)
 
 
@@ -181,6 +185,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--master-rate", help="the master's node's rate (default: the workers')")
     up.add_argument("--master-egress", help="the master's sending rate")
     up.add_argument("--master-ingress", help="the master's receiving rate")
+    up.add_argument(
+        "--node-rate",
+        action="append",
+        metavar="NODE=RATE[/INGRESS]",
+        help="one node's rate (both directions, or egress/ingress); repeat for more nodes",
+    )
     up.add_argument("--no-slurm", action="store_true", help="only the network (and launcher)")
     up.set_defaults(func=cmd_up)
     down = actions.add_parser("down", help="remove everything up made", allow_abbrev=False)

@@ -152,7 +152,8 @@ def build_spec(options: Mapping[str, Any]) -> ClusterSpec:
     Keys: ``nodes`` (master's node included, 2..64), ``subnet``, ``cpus`` (per node, what
     SLURM advertises), ``rate`` (both directions of every worker's link), ``egress`` and
     ``ingress`` (override ``rate`` per direction), ``master_rate``, ``master_egress`` and
-    ``master_ingress`` (the master's node; default: the workers'). Unknown keys are refused.
+    ``master_ingress`` (the master's node; default: the workers'), ``node_rates`` (per node
+    name, a rate or ``{egress:, ingress:}``: heterogeneous nodes). Unknown keys are refused.
     """
     known = {
         "nodes",
@@ -164,6 +165,7 @@ def build_spec(options: Mapping[str, Any]) -> ClusterSpec:
         "master_rate",
         "master_egress",
         "master_ingress",
+        "node_rates",
     }
     unknown = sorted(set(options) - known)
     if unknown:
@@ -196,11 +198,53 @@ def build_spec(options: Mapping[str, Any]) -> ClusterSpec:
         if "master_ingress" in options
         else (master_rate if "master_rate" in options else ingress)
     )
+    overrides = _node_rates(options.get("node_rates") or {}, count)
     nodes = []
     for index in range(count):
+        name = f"{PREFIX}node{index}"
         address = str(subnet.network_address + FIRST_HOST + index)
-        if index == 0:
-            nodes.append(NodeSpec(0, f"{PREFIX}node0", address, master_egress, master_ingress))
-        else:
-            nodes.append(NodeSpec(index, f"{PREFIX}node{index}", address, egress, ingress))
+        rates = (master_egress, master_ingress) if index == 0 else (egress, ingress)
+        own = overrides.get(name, {})
+        rates = (own.get("egress", rates[0]), own.get("ingress", rates[1]))
+        nodes.append(NodeSpec(index, name, address, *rates))
     return ClusterSpec(nodes=tuple(nodes), subnet=str(subnet), cpus=cpus)
+
+
+def _node_rates(given: object, count: int) -> dict[str, dict[str, int | None]]:
+    """``node_rates``: per node, a rate for both directions or ``{egress:, ingress:}`` (one or
+    both); overrides the workers' (or the master's) rates for that node."""
+    if not isinstance(given, Mapping):
+        raise ClusterSpecError(f"node_rates must map node names to rates, got {given!r}")
+    names = {f"{PREFIX}node{i}" for i in range(count)}
+    found: dict[str, dict[str, int | None]] = {}
+    for name, value in given.items():
+        if name not in names:
+            raise ClusterSpecError(
+                f"node_rates: no node {name!r} in a {count}-node cluster "
+                f"(gc-node0 .. gc-node{count - 1})"
+            )
+        if isinstance(value, Mapping):
+            extra = sorted(set(value) - {"egress", "ingress"})
+            if extra or not value:
+                raise ClusterSpecError(
+                    f"node_rates.{name}: expected egress and/or ingress, got {sorted(value)}"
+                )
+            found[name] = {k: parse_rate(v, f"node_rates.{name}.{k}") for k, v in value.items()}
+        else:
+            rate = parse_rate(value, f"node_rates.{name}")
+            found[name] = {"egress": rate, "ingress": rate}
+    return found
+
+
+def parse_node_rate(text: str) -> tuple[str, dict[str, str]]:
+    """``--node-rate gc-node3=50mbit`` (both directions) or ``gc-node3=50mbit/20mbit``
+    (egress/ingress) -> ``("gc-node3", {...})``."""
+    name, sep, rates = text.partition("=")
+    if not sep or not name or not rates:
+        raise ClusterSpecError(
+            f"--node-rate: expected NODE=RATE or NODE=EGRESS/INGRESS, got {text!r}"
+        )
+    egress, slash, ingress = rates.partition("/")
+    return name, (
+        {"egress": egress, "ingress": ingress} if slash else {"egress": egress, "ingress": egress}
+    )
