@@ -2,7 +2,9 @@
 
 Every notebook writes its rows with ``write_rows``; the workflow concatenates them. ``kind``
 says how the reproduced number was obtained: ``simulation`` (Monte Carlo of the paper's
-timing model), ``emulated cluster`` (real MPI ranks on one machine with injected delays) or
+timing model), ``emulated cluster`` (real MPI ranks on one machine with injected delays),
+``emulated network`` (real TCP between MPI ranks over rate-limited links on one machine:
+``gradcode cluster``, measurements set beside the ``shared-links`` model's prediction) or
 ``real cluster``.
 """
 
@@ -15,7 +17,13 @@ from pathlib import Path
 
 from gradcode.atomic import atomic_file
 
-KINDS = ("simulation", "emulated cluster", "real cluster", "exact computation")
+KINDS = (
+    "simulation",
+    "emulated cluster",
+    "emulated network",
+    "real cluster",
+    "exact computation",
+)
 
 
 @dataclass(frozen=True)
