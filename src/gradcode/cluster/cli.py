@@ -1,4 +1,4 @@
-"""``gradcode cluster up|down|status|exec|mpiexec|measure``: an emulated multi-node cluster.
+"""``gradcode cluster up|down|status|exec|mpiexec|measure|cut``: an emulated multi-node cluster.
 
 Hooked into the main parser by ``add_parser(subparsers)``; handlers return an exit status and
 raise ``gradcode.errors.UserError`` subclasses for bad input or a machine that cannot host the
@@ -161,6 +161,15 @@ def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control, cut
+
+    plan = cut.plan_cut(args.node, args.seconds, args.after, args.at_iteration, args.log)
+    control.current_spec().node(plan.node)  # a node of the cluster that is up
+    command = _command(rest) if rest else []
+    return cut.run_cut(plan, command, args.record)
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``cluster`` and its actions to the main parser."""
     cluster = sub.add_parser(
@@ -223,3 +232,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--within", type=float, help="fail unless the rate is within this fraction (0.1)"
     )
     measure.set_defaults(func=cmd_measure)
+    cutter = actions.add_parser(
+        "cut",
+        help="take one node's link down for a while (a straggling link), optionally during "
+        "a command (-- CMD ...)",
+        allow_abbrev=False,
+    )
+    cutter.add_argument("node", help="the node whose link goes down, e.g. gc-node3")
+    cutter.add_argument(
+        "--for", dest="seconds", type=float, required=True, help="seconds the link stays down"
+    )
+    cutter.add_argument("--after", type=float, help="seconds after the start to cut")
+    cutter.add_argument(
+        "--at-iteration", type=int, help="cut once --log holds this many lines (iterations)"
+    )
+    cutter.add_argument("--log", help="the run's log.jsonl (with --at-iteration)")
+    cutter.add_argument("--record", help="write what was done (JSON, timestamps) here")
+    cutter.set_defaults(func=cmd_cut)
