@@ -69,3 +69,16 @@ def test_a_bad_registry_is_one_line_naming_the_key(tmp_path, change, message):
     path.write_text(yaml.safe_dump(registry))
     with pytest.raises(RegistryError, match=message):
         load_registry(path, SCHEMA)
+
+
+def test_the_cluster_config_draws_its_figures_and_only_it_the_cluster_ones():
+    config = yaml.safe_load((ROOT / "config" / "cluster.yaml").read_text())
+    config |= {"simulate": {"presets": []}, "analyze": {"names": []}}  # the schema's defaults
+    runs = collect_runs(config["train"]["runs"], config["train"]["experiments"], ROOT)
+    registry = load_registry(REGISTRY, SCHEMA)
+    table = FigureTable.build(registry, runs, cluster=True)
+    wanted = wanted_files(config, runs)
+    assert {"cluster_links", "cluster_link_cut", "cluster_ye_abbe_n8"} <= set(table.active(wanted))
+    plain, wanted_plain = _table("config.yaml")
+    assert not set(registry["cluster"]) & set(plain.inputs)
+    assert "results/cluster/links/links.json" not in wanted_plain

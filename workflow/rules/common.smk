@@ -1,5 +1,6 @@
 # Config validation and helpers shared by the rule files.
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -167,7 +168,7 @@ _REGISTRY = load_registry(
     Path(workflow.basedir, "workflow", "schemas", "figures.schema.yaml"),
 )
 check_notebooks(_REGISTRY, [path.stem for path in NOTEBOOKS.glob("*.py")])
-_FIGURES = FigureTable.build(_REGISTRY, _RUNS, SPECS)
+_FIGURES = FigureTable.build(_REGISTRY, _RUNS, SPECS, cluster="cluster" in config)
 #: figure -> its notebook's data inputs (notebook parameter name -> file)
 FIGURES = _FIGURES.inputs
 _WANTED = wanted_files(config, _RUNS, SPECS)
@@ -214,3 +215,40 @@ def all_outputs():
         "results/tables/comparison.csv",
         *expand("results/train/{run}/summary.json", run=sorted(TRAIN_RUNS)),
     ]
+
+
+def cluster_probe_args(links):
+    """The link probe's options from config cluster.links."""
+    words = [
+        "--rate",
+        links["rate"],
+        "--sizes",
+        links.get("sizes", "64KiB,256KiB,1MiB,4MiB"),
+    ]
+    if links.get("master_rate"):
+        words += ["--master-rate", links["master_rate"]]
+    words += ["--repeats", str(links.get("repeats", 3))]
+    return shlex.join(words)
+
+
+def cut_runs_pattern(cut):
+    """The run ids of the experiment config cluster.cut names (a wildcard constraint)."""
+    if cut["experiment"] not in EXPERIMENTS:
+        raise ValueError(
+            f"config cluster.cut.experiment: {cut['experiment']!r} is not among "
+            f"train.experiments ({', '.join(EXPERIMENTS) or 'none'})"
+        )
+    return "|".join(re.escape(run) for run in EXPERIMENTS[cut["experiment"]])
+
+
+def cluster_cut_args(cut):
+    """gradcode cluster cut's options from config cluster.cut (the log comes from the rule)."""
+    return shlex.join(
+        [
+            cut["node"],
+            "--for",
+            str(cut["seconds"]),
+            "--at-iteration",
+            str(cut["at_iteration"]),
+        ]
+    )

@@ -224,9 +224,11 @@ DATASETS: dict[str, DatasetSpec] = {
             name="synthetic-logistic",
             summary="small logistic regression with a known model, for smoke runs",
             builder="synthetic:build_logistic",
-            variants={"small": (), "custom": ()},
+            variants={"small": (), "links-p5000": (), "links-p125000": (), "custom": ()},
             variant_help={
                 "small": "2000 + 500 rows, p = 50",
+                "links-p5000": "400 + 80 rows, p = 5000 (emulated network runs)",
+                "links-p125000": "16 + 8 rows, p = 125000 (emulated network runs, 1 MB gradients)",
                 "custom": "--rows, --features, --test-rows",
             },
             seed_default=0,

@@ -34,7 +34,13 @@ LINEAR_VARIANTS = {
     "d1911-p1625": (1911, 1625, 0),
     "d8190-p1250": (8190, 1250, 0),
 }
-LOGISTIC_VARIANTS = {"small": (2000, 50, 500)}
+LOGISTIC_VARIANTS = {
+    "small": (2000, 50, 500),
+    # the emulated network's runs (config/cluster.yaml): 40 kB messages; and a gradient of
+    # 125,000 floats (1 MB: 0.08 s at 100 Mbit/s, paper 000's E[T2] of 16 units of 5 ms)
+    "links-p5000": (400, 5000, 80),
+    "links-p125000": (16, 125000, 8),
+}
 LOGISTIC_SIGNAL = 3.0
 
 

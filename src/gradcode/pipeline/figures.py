@@ -2,7 +2,8 @@
 
 The registry is data (``workflow/figures.yaml``, checked against its JSON schema): every
 figure's notebook and the files it reads, the figure drawn from the run files, the one drawn
-from the simulation specs' tables, and the figures of each experiment. ``FigureTable.build``
+from the simulation specs' tables, the figures of each experiment, and those of a config's
+``cluster`` section (the emulated cluster; only for configs that have one). ``FigureTable.build``
 adds the runs a config trains; ``active`` lists the figures whose inputs the config asks for
 and ``left_out`` each other one with the input it lacks, so that no figure disappears without
 a word.
@@ -37,6 +38,10 @@ def load_registry(path: str | Path, schema: str | Path) -> dict[str, Any]:
     return registry
 
 
+#: the link probe's output of a config's ``cluster.links`` (workflow/rules/cluster.smk)
+CLUSTER_LINKS = "results/cluster/links/links.json"
+
+
 def summaries(run_ids: Iterable[str]) -> list[str]:
     return [f"results/train/{run}/summary.json" for run in run_ids]
 
@@ -51,13 +56,22 @@ class FigureTable:
 
     @classmethod
     def build(
-        cls, registry: Mapping[str, Any], runs: TrainingRuns, specs: Iterable[str] = ()
+        cls,
+        registry: Mapping[str, Any],
+        runs: TrainingRuns,
+        specs: Iterable[str] = (),
+        cluster: bool = False,
     ) -> FigureTable:
-        """Every figure of ``registry``, the one of the run files, each experiment's, and the
-        one drawn from the simulation specs' tables (spec ids ``specs``) when there are any."""
+        """Every figure of ``registry``, the one of the run files, each experiment's, the
+        one drawn from the simulation specs' tables (spec ids ``specs``) when there are any,
+        and with ``cluster`` (the config has a ``cluster`` section) the registry's cluster
+        figures."""
         table = cls()
         for figure, entry in registry["figures"].items():
             table._add(figure, figure, dict(entry["inputs"]))
+        if cluster:
+            for figure, entry in registry.get("cluster", {}).items():
+                table._add(figure, figure, dict(entry["inputs"]))
         tables = [spec_table(spec) for spec in sorted(specs)]
         if tables:
             simulations = registry["simulations"]
@@ -113,12 +127,15 @@ def wanted_files(
     wanted |= {"results/codes/stability.csv"}
     wanted |= set(summaries(runs.runs))
     wanted |= set(runs.experiment_files.values())
+    if config.get("cluster", {}).get("links"):
+        wanted.add(CLUSTER_LINKS)
     return wanted
 
 
 def check_notebooks(registry: Mapping[str, Any], notebooks: Iterable[str]) -> None:
     """``RegistryError`` unless the registry's notebooks and the notebook files match."""
     named = set(registry["figures"]) | {registry["training"], registry["simulations"]}
+    named |= set(registry.get("cluster", {}))
     named |= {
         entry["notebook"] for entries in registry["experiments"].values() for entry in entries
     }

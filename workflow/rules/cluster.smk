@@ -1,0 +1,67 @@
+# Stage: measurements on the emulated cluster's links (config `cluster:`, config/cluster.yaml;
+# README "A multi-node cluster on one machine"). Run from the cluster's master node with the
+# slurm-cluster profile, which starts these MPI jobs one rank per node on TCP.
+
+_CLUSTER = config.get("cluster", {})
+
+
+if _CLUSTER.get("links"):
+
+    rule cluster_links:
+        output:
+            links="results/cluster/links/links.json",
+            table="results/cluster/links/links.csv",
+        log:
+            "results/logs/cluster/links.log",
+        conda:
+            "../../envs/gradcode.yaml"
+        threads: local_cores()
+        resources:
+            tasks=_CLUSTER["links"]["nodes"],
+            mpi="mpiexec",
+        params:
+            out=lambda wildcards, output: str(Path(output.links).parent),
+            args=cluster_probe_args(_CLUSTER["links"]),
+        shell:
+            "{resources.mpi} -n {resources.tasks} python -m gradcode.train.linkprobe"
+            " --out {params.out} {params.args} > {log} 2>&1"
+
+
+if _CLUSTER.get("cut"):
+
+    ruleorder: train_cut > train
+
+    # every run of the cut experiment: trained as `train` does, with `cut.node`'s link down
+    # for `cut.seconds` from iteration `cut.at_iteration` (gradcode cluster cut, recorded in
+    # cut.json beside the run's outputs); --fresh: a rerun starts over, never resumes
+    rule train_cut:
+        input:
+            "results/train/{run}/run.yaml",
+        output:
+            summary="results/train/{run}/summary.json",
+            log="results/train/{run}/log.jsonl",
+            model="results/train/{run}/model.npy",
+            cut="results/train/{run}/cut.json",
+        log:
+            "results/logs/train/{run}.log",
+        wildcard_constraints:
+            run=cut_runs_pattern(_CLUSTER["cut"]),
+        conda:
+            "../../envs/gradcode.yaml"
+        threads: local_cores()
+        resources:
+            tasks=lambda wildcards: run_ranks(wildcards.run),
+            mpi="mpiexec",
+            mem_mb_per_cpu=train_mem_mb_per_cpu,
+            runtime=train_runtime,
+        params:
+            out=lambda wildcards, output: str(Path(output.summary).parent),
+            blas=BLAS_ONE_THREAD,
+            cut=cluster_cut_args(_CLUSTER["cut"]),
+        shell:
+            "{params.blas} gradcode cluster cut {params.cut} --log {output.log}"
+            " --record {output.cut} --"
+            " env {resources.mpi} -n {resources.tasks} python -m gradcode.train {input}"
+            " --out {params.out} --fresh > {log} 2>&1"
+            " && python -m gradcode.train.world_size {output.summary} {resources.tasks}"
+            " >> {log} 2>&1"
