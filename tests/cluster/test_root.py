@@ -147,6 +147,27 @@ def test_srun_places_one_rank_per_node(cluster):
     assert sorted(r["nodename"] for r in prolog) == ["gc-node0", "gc-node1", "gc-node2"]
 
 
+def test_cut_takes_a_link_down_during_a_command_and_puts_it_back(cluster, tmp_path):
+    spec, _ = cluster
+    show = ["ip", "-o", "-n", "gc-node2", "link", "show", "gc-veth"]
+    record = tmp_path / "cut.json"
+    argv = [str(BIN / "gradcode"), "cluster", "cut", "gc-node2", "--for", "1", "--after", "0"]
+    argv += ["--record", str(record), "--", "sh", "-c", "sleep 0.4; " + " ".join(show)]
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "state DOWN" in done.stdout  # seen by the command, during the cut
+    assert "state UP" in subprocess.run(show, capture_output=True, text=True).stdout
+    cut = json.loads(record.read_text())
+    assert cut["up"]["clock"] - cut["down"]["clock"] >= 1.0
+    # TCP through the link works again once it is back
+    assert probe.measure(spec, "gc-node1", "gc-node2", 1_000_000).bits_per_second > 0.5 * RATE
+
+
 def _nothing_left() -> None:
     assert network.leftovers() == []
     assert not [n for n in network.our_namespaces()]
