@@ -7,15 +7,18 @@ import json
 import numpy as np
 import pytest
 
+from gradcode.codes import build
 from gradcode.figures.cluster import (
     PAYLOAD_FRACTION,
     cut_window,
     peer_medians,
+    predicted_after_download,
     probe_rows,
     read_log,
     relative_error,
     stall,
 )
+from gradcode.train.config import LinksConfig
 
 
 def _links(rate=12.5e6, master=25e6):
@@ -70,3 +73,17 @@ def test_relative_error_and_read_log(tmp_path):
         relative_error(np.empty((0, 2)), ref)
     (tmp_path / "log.jsonl").write_text(json.dumps({"iteration": 0}) + "\n\n")
     assert read_log(tmp_path) == [{"iteration": 0}]
+
+
+def test_the_model_after_the_measured_download_shares_the_masters_link():
+    links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=0.0)
+    code = build("uncoded", n=2)
+    record = {
+        "messages": [
+            {"key": w, "started": 0.0, "compute": 0.0, "injected_compute": 0.0} for w in (0, 1)
+        ]
+    }
+    # two messages of 8 * 100 bytes (+ no header) share 2000 B/s, each capped at 1000: 0.8 s
+    assert predicted_after_download(code, record, links, 100, header_bytes=0) == pytest.approx(0.8)
+    record["messages"][1]["started"] = 10.0
+    assert predicted_after_download(code, record, links, 100, header_bytes=0) == pytest.approx(10.8)

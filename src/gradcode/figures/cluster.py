@@ -19,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.timing.links import message_time
+from gradcode.codes.base import GradientCode
+from gradcode.timing.links import FlatRun, LinksModel, fair_finish, message_time
+from gradcode.train.config import LinksConfig
+from gradcode.train.protocol import H
 
 #: TCP payload per frame as tbf counts it: MSS 1448 (1500 - 20 IP - 20 TCP - 12 timestamps)
 #: over 1514 bytes (1500 + the 14-byte Ethernet header)
@@ -69,6 +72,48 @@ def peer_medians(links: Mapping[str, Any]) -> dict[tuple[int, str, int], float]:
             key = (int(message["peer"]), message["direction"], int(message["bytes"]))
             times.setdefault(key, []).append(float(message["time"]))
     return {key: float(np.median(values)) for key, values in sorted(times.items())}
+
+
+def predicted_after_download(
+    code: GradientCode,
+    record: Mapping[str, Any],
+    links: LinksConfig,
+    features: int,
+    *,
+    header_bytes: float = 8 * H,
+) -> float:
+    """The ``shared-links`` model's iteration time for a flat scheme's logged iteration with
+    the model's download replaced by the measured one: each logged message is ready at its
+    worker's logged ``started`` (when it had the model) plus its ``compute`` and
+    ``injected_compute``, and the results share the master's link as the model says.
+    Messages the master never took off the wire are left out (as never sent), so where the
+    scheme decodes from few of them the upload is optimistic; it separates how the model
+    shares the download from how it shares the upload."""
+    model = LinksModel(
+        rate=links.rate,
+        master_rate=links.master_rate,
+        latency=links.latency,
+        features=features,
+        header_bytes=header_bytes,
+        download=False,
+    )
+    run = model.prepare(code)
+    assert isinstance(run, FlatRun)
+    keys = code.all_message_keys()
+    index = {tuple(k) if isinstance(k, list) else k: q for q, k in enumerate(keys)}
+    ready = np.full(len(keys), np.inf)
+    for message in record["messages"]:
+        key = message["key"]
+        q = index[tuple(key) if isinstance(key, list) else key]
+        ready[q] = message["started"] + message["compute"] + message["injected_compute"]
+    finish = fair_finish(
+        ready,
+        np.full(len(keys), run.size),
+        run.rates[run.worker],
+        model.master_rate,
+        run.after,
+    )
+    return float(code.completion_times((model.latency + finish)[None, :])[0])
 
 
 def read_log(run_dir: str | Path) -> list[dict[str, Any]]:
