@@ -14,11 +14,11 @@ from gradcode.figures.cluster import (
     peer_medians,
     predicted_after_download,
     probe_rows,
-    read_log,
     relative_error,
     stall,
 )
 from gradcode.train.config import LinksConfig
+from gradcode.train.log import read_log
 
 
 def _links(rate=12.5e6, master=25e6):

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from gradcode.timing.links import message_time
-from gradcode.train.launch import job_environment, kill_group, mpiexec
+from gradcode.train.launch import mpiexec, run_command
 from gradcode.train.linkprobe import parse_size
 
 pytestmark = pytest.mark.mpi
@@ -21,21 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _probe(out, *args, ranks=3, timeout=90):
     command = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "gradcode.train.linkprobe"]
-    process = subprocess.Popen(
-        [*command, "--out", str(out), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=job_environment(),
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(process)
-        process.communicate()
-        raise
-    return process.returncode, stdout, stderr
+    done = run_command([*command, "--out", str(out), *args], timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
 
 
 def test_sizes_read_with_binary_units():

@@ -27,10 +27,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from gradcode.figures import style
-from gradcode.figures.cluster import cut_window, read_log, relative_error, stall
+from gradcode.figures.cluster import cut_window, relative_error, stall
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.train.config import load_config
+from gradcode.train.log import read_log
 from gradcode.train.reference import serial_trajectory
 
 # %% tags=["parameters"]

@@ -29,11 +29,12 @@ import numpy as np
 
 from gradcode.codes import build
 from gradcode.figures import style
-from gradcode.figures.cluster import predicted_after_download, read_log
+from gradcode.figures.cluster import predicted_after_download
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.train.config import load_config
 from gradcode.train.experiment import load_experiment
+from gradcode.train.log import read_log
 from gradcode.train.timings import predicted_links_time
 
 # %% tags=["parameters"]

@@ -12,17 +12,16 @@ and with the rate times ``PAYLOAD_FRACTION`` (``predicted_frames``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.timing.links import FlatRun, LinksModel, fair_finish, message_time
+from gradcode.timing.links import fair_finish, message_time
 from gradcode.train.config import LinksConfig
 from gradcode.train.protocol import H
+from gradcode.train.timings import links_flat_run, logged_key, message_index
 
 #: TCP payload per frame as tbf counts it: MSS 1448 (1500 - 20 IP - 20 TCP - 12 timestamps)
 #: over 1514 bytes (1500 + the 14-byte Ethernet header)
@@ -89,37 +88,21 @@ def predicted_after_download(
     Messages the master never took off the wire are left out (as never sent), so where the
     scheme decodes from few of them the upload is optimistic; it separates how the model
     shares the download from how it shares the upload."""
-    model = LinksModel(
-        rate=links.rate,
-        master_rate=links.master_rate,
-        latency=links.latency,
-        features=features,
-        header_bytes=header_bytes,
-        download=False,
-    )
-    run = model.prepare(code)
-    assert isinstance(run, FlatRun)
-    keys = code.all_message_keys()
-    index = {tuple(k) if isinstance(k, list) else k: q for q, k in enumerate(keys)}
-    ready = np.full(len(keys), np.inf)
+    model, run = links_flat_run(code, links, features, header_bytes, download=False)
+    index = message_index(code)
+    ready = np.full(len(index), np.inf)
     for message in record["messages"]:
-        key = message["key"]
-        q = index[tuple(key) if isinstance(key, list) else key]
-        ready[q] = message["started"] + message["compute"] + message["injected_compute"]
+        ready[index[logged_key(message["key"])]] = (
+            message["started"] + message["compute"] + message["injected_compute"]
+        )
     finish = fair_finish(
         ready,
-        np.full(len(keys), run.size),
+        np.full(len(index), run.size),
         run.rates[run.worker],
         model.master_rate,
         run.after,
     )
     return float(code.completion_times((model.latency + finish)[None, :])[0])
-
-
-def read_log(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The records of ``run_dir/log.jsonl``."""
-    with (Path(run_dir) / "log.jsonl").open() as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def cut_window(cut: Mapping[str, Any]) -> tuple[int, int] | None:

@@ -57,14 +57,21 @@ def run_job(
     timeout: float = 300,
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run a job to completion; stdout and stderr captured as text.
+    """Run a training job to completion (``run_command`` of ``command``)."""
+    return run_command(command(ranks, run_file, *args), timeout=timeout, env=env)
 
-    The job runs in its own session; on timeout the whole process group (mpiexec, its
-    proxies and every rank) is killed, so no rank outlives a hung job, then
-    ``subprocess.TimeoutExpired`` is raised.
+
+def run_command(
+    argv: Sequence[str], *, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run an MPI job's command line to completion; stdout and stderr captured as text.
+
+    The job runs in its own session with ``job_environment(env)``; on timeout the whole
+    process group (mpiexec, its proxies and every rank) is killed, so no rank outlives a hung
+    job, then ``subprocess.TimeoutExpired`` is raised.
     """
     process = subprocess.Popen(
-        command(ranks, run_file, *args),
+        list(argv),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -35,7 +35,9 @@ from gradcode.train.protocol import H
 from gradcode.train.stragglers import Delays
 
 
-def _key(value: Any) -> Any:
+def logged_key(value: Any) -> Any:
+    """A message key as the code names it, from its form in ``log.jsonl`` (a JSON list for a
+    tuple key)."""
     return tuple(value) if isinstance(value, list) else value
 
 
@@ -47,7 +49,7 @@ def implied_iteration_time(code: GradientCode, record: Mapping[str, Any]) -> flo
     messages = sorted(record["messages"], key=lambda m: m["compute"] + m["injected_compute"])
     link_free: dict[int, float] = {}
     for message in messages:
-        key = _key(message["key"])
+        key = logged_key(message["key"])
         ready = message["compute"] + message["injected_compute"]
         worker = int(message["worker"])
         arrival = max(link_free.get(worker, 0.0), ready) + message["injected_comm"]
@@ -124,18 +126,39 @@ def predicted_links_time(
     worker got the model, and the messages share the master's link (``gradcode.timing.links``).
     Messages not in the record were never sent. Result messages carry the runtime's header
     (``header_bytes``)."""
+    _, run = links_flat_run(code, links, features, header_bytes)
+    index = message_index(code)
+    work = np.full((1, len(index)), np.inf)
+    for message in record["messages"]:
+        compute = message["compute"] + message["injected_compute"]
+        work[0, index[logged_key(message["key"])]] = compute
+    return float(code.completion_times(run.arrivals(work))[0])
+
+
+def message_index(code: GradientCode) -> dict[Any, int]:
+    """Position of every message key in ``code.all_message_keys()`` (look a logged key up
+    through ``logged_key``)."""
+    return {key: q for q, key in enumerate(code.all_message_keys())}
+
+
+def links_flat_run(
+    code: GradientCode,
+    links: LinksConfig,
+    features: int,
+    header_bytes: float = 8 * H,
+    *,
+    download: bool = True,
+) -> tuple[LinksModel, FlatRun]:
+    """The ``shared-links`` model of ``links``' parameters and ``code`` prepared by it (flat
+    schemes only)."""
     model = LinksModel(
         rate=links.rate,
         master_rate=links.master_rate,
         latency=links.latency,
         features=features,
         header_bytes=header_bytes,
+        download=download,
     )
     run = model.prepare(code)
     assert isinstance(run, FlatRun)
-    keys = code.all_message_keys()
-    index = {key: q for q, key in enumerate(keys)}
-    work = np.full((1, len(keys)), np.inf)
-    for message in record["messages"]:
-        work[0, index[_key(message["key"])]] = message["compute"] + message["injected_compute"]
-    return float(code.completion_times(run.arrivals(work))[0])
+    return model, run
