@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from gradcode.cluster.launcher import MPICH_ENV, launcher_script, mpiexec_command
 from gradcode.cluster.network import tbf
-from gradcode.cluster.slurm import slurm_conf, task_prolog
+from gradcode.cluster.slurm import node_memory, slurm_conf, task_prolog
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
@@ -107,25 +108,38 @@ def test_bad_specs_are_refused_in_one_line(options, says):
     assert "\n" not in str(caught.value)
 
 
-def test_tbf_bucket_holds_ten_milliseconds_and_at_least_64k():
-    assert tbf(100_000_000)[:6] == ["tbf", "rate", "100000000bit", "burst", "125000", "latency"]
-    assert tbf(10_000_000)[4] == "65536"
+def test_tbf_bucket_holds_half_a_millisecond_and_at_least_four_frames():
+    assert tbf(100_000_000)[:6] == ["tbf", "rate", "100000000bit", "burst", "6250", "latency"]
+    assert tbf(1_000_000_000)[4] == "62500"
+    assert tbf(10_000_000)[4] == str(4 * 1514)
 
 
 def test_slurm_conf_has_every_node_by_address_and_the_controller_on_the_master():
     spec = build_spec({"nodes": 4, "cpus": 2})
-    conf = slurm_conf(spec, 4000)
+    conf = slurm_conf(spec, (4096, 1000))
     assert "SlurmctldHost=gc-node0(10.251.0.10)" in conf
     for node in spec.nodes:
+        memory = 4096 if node.master else 1000
         assert (
             f"NodeName={node.name} NodeAddr={node.address} NodeHostname={node.name} "
-            "CPUs=2 RealMemory=4000" in conf
+            f"CPUs=2 RealMemory={memory} " in conf
         )
     assert "Nodes=gc-node0,gc-node1,gc-node2,gc-node3 Default=YES" in conf
     # per-node files (one slurmd per node on one machine) and the task prolog
     for key in ("SlurmdSpoolDir=", "SlurmdPidFile=", "SlurmdLogFile="):
         assert "%n" in next(line for line in conf.splitlines() if line.startswith(key))
     assert "TaskProlog=" in conf
+
+
+@pytest.mark.parametrize("nodes", [2, 9, 21, 85, 157])
+def test_the_head_node_has_room_for_single_node_jobs_and_every_node_for_a_rank(nodes):
+    head, workers = node_memory(nodes, cpus=4)
+    assert head >= 4096 >= 2000  # the slurm profiles' default mem_mb
+    # a training job takes its nodes whole: all 4 CPUs times its memory per CPU
+    assert workers >= 4 * 512
+    total = int(Path("/proc/meminfo").read_text().split()[1]) // 1024
+    if head + workers * (nodes - 1) > total:  # overcommitted only by the floors
+        assert workers == 4 * 512
 
 
 def test_task_prolog_writes_one_json_record(tmp_path):

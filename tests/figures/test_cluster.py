@@ -10,12 +10,16 @@ import pytest
 from gradcode.codes import build
 from gradcode.figures.cluster import (
     PAYLOAD_FRACTION,
+    by_workers,
     cut_window,
+    iteration_times,
     peer_medians,
     predicted_after_download,
     probe_rows,
+    reference_codes,
     relative_error,
     stall,
+    time_saved,
 )
 from gradcode.train.config import LinksConfig
 from gradcode.train.log import read_log
@@ -87,3 +91,135 @@ def test_the_model_after_the_measured_download_shares_the_masters_link():
     assert predicted_after_download(code, record, links, 100, header_bytes=0) == pytest.approx(0.8)
     record["messages"][1]["started"] = 10.0
     assert predicted_after_download(code, record, links, 100, header_bytes=0) == pytest.approx(10.8)
+
+
+def test_iteration_times_set_every_logged_iteration_beside_both_models():
+    links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=0.0)
+    code = build("uncoded", n=2)
+    messages = [{"key": w, "started": 0.5, "compute": 0.0, "injected_compute": 0.1} for w in (0, 1)]
+    records = [{"iteration_time": 1.5, "messages": messages}] * 3
+    times = iteration_times(code, records, links, 100)
+    assert set(times) == {"measured", "predicted", "after_download"}
+    assert all(values.shape == (3,) for values in times.values())
+    assert times["measured"] == pytest.approx([1.5] * 3)
+    # from the logged start: ready at 0.5 + 0.1, then 800 bytes and the runtime's header at
+    # 1000 B/s each (the master's 2000 B/s shared by two)
+    expected = predicted_after_download(code, records[0], links, 100)
+    assert times["after_download"] == pytest.approx([expected] * 3)
+    assert expected > 0.6 + 0.8
+    # the model's own download (two models through the master's link) comes first instead
+    assert np.all(times["predicted"] > 0.1 + 0.8)
+
+
+def test_runs_are_grouped_by_n_and_the_papers_comparisons_found_by_parameters():
+    codes = {
+        "n4-opt": build("ye-abbe", n=4, d=2, s=1, m=1),
+        "n3-uncoded": build("uncoded", n=3),
+        "n4-uncoded-too": build("ye-abbe", n=4, d=1, s=0, m=1),
+        "n4-m1": build("ye-abbe", n=4, d=4, s=3, m=1),
+        "n4-m2": build("ye-abbe", n=4, d=2, s=0, m=2),
+    }
+    groups = by_workers(codes)
+    assert groups == {3: ["n3-uncoded"], 4: ["n4-opt", "n4-uncoded-too", "n4-m1", "n4-m2"]}
+    four = {name: codes[name] for name in groups[4]}
+    expected = {"n4-opt": 3.0, "n4-uncoded-too": 9.0, "n4-m1": 5.0, "n4-m2": 1.0}
+    # paper 000's (n, 1, 0, 1) code is the uncoded scheme; (2, 0, 2) has s = 0 but m > 1
+    roles = reference_codes(four, expected)
+    assert roles == {"optimum": "n4-m2", "uncoded": "n4-uncoded-too", "m1": "n4-opt"}
+    # a run without an expected time is never the optimum; a missing role is None
+    roles = reference_codes(
+        {"n3-uncoded": codes["n3-uncoded"], "n4-m1": codes["n4-m1"]}, {"n4-m1": 1.0}
+    )
+    assert roles == {"optimum": "n4-m1", "uncoded": "n3-uncoded", "m1": "n4-m1"}
+    assert reference_codes({"a": codes["n3-uncoded"]}, {"a": 2.0})["m1"] is None
+    with pytest.raises(ValueError, match="expected time"):
+        reference_codes(four, {})
+    assert time_saved(0.75, 1.0) == pytest.approx(0.25)
+
+
+def _probe(rate_mbit, slowdown, sizes=(1_000_000, 4_000_000), fit=True):
+    """A links.json at ``rate_mbit`` (both ends) whose medians are the payload-rate model's
+    times ``slowdown``, fitted as the probe fits them."""
+    rate = rate_mbit * 1e6 / 8
+    payload = rate * PAYLOAD_FRACTION
+    rows = [
+        {"bytes": b, "time": slowdown * b / payload, "min": 0, "max": 0, "rate": 0} for b in sizes
+    ]
+    summary = {"sizes": rows, "fit": {"latency": 0.0, "rate": payload / slowdown} if fit else None}
+    return {
+        "stated": {"rate": rate, "master_rate": rate, "latency": 0.0},
+        "summary": {"up": summary, "down": summary},
+        "ranks": [0, 1],
+        "repeats": 1,
+    }
+
+
+def test_a_rate_sweep_is_read_slowest_first_and_compared_rate_by_rate(tmp_path):
+    from gradcode.figures.cluster import read_sweep, stated_rate, sweep_fits, sweep_rows
+
+    for label, mbit, slowdown in (("50mbit", 50, 1.02), ("25mbit", 25, 1.0)):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "links.json").write_text(json.dumps(_probe(mbit, slowdown)))
+    index = tmp_path / "index.json"
+    entries = [{"rate": r, "links": f"{r}/links.json"} for r in ("50mbit", "25mbit")]
+    index.write_text(json.dumps({"rates": entries}))
+    probes = read_sweep(index)
+    assert list(probes) == ["25mbit", "50mbit"]
+    assert stated_rate(probes["50mbit"]) == pytest.approx(50e6 / 8)
+    rows = sweep_rows(probes)
+    assert len(rows) == 2 * 2 * 2  # rates x directions x sizes
+    assert {r["label"] for r in rows if r["stated"] == pytest.approx(25e6 / 8)} == {"25mbit"}
+    assert all(
+        r["ratio_frames"] == pytest.approx(1.0 if r["label"] == "25mbit" else 1.02) for r in rows
+    )
+    fits = sweep_fits(probes)
+    assert [(f["label"], f["direction"]) for f in fits] == [
+        ("25mbit", "up"),
+        ("25mbit", "down"),
+        ("50mbit", "up"),
+        ("50mbit", "down"),
+    ]
+    first, last = fits[0], fits[-1]
+    assert first["fit_ratio"] == pytest.approx(PAYLOAD_FRACTION)
+    assert first["fit_ratio_frames"] == pytest.approx(1.0)
+    assert first["worst_frames"] == pytest.approx(0.0, abs=1e-12)
+    assert first["worst"] == pytest.approx(1 / PAYLOAD_FRACTION - 1)  # the plain model's
+    assert last["fit_ratio_frames"] == pytest.approx(1 / 1.02)
+    assert last["worst_frames"] == pytest.approx(0.02) and last["sizes"] == 2
+    # a probe without a fit still has its worst ratio; one without a stated rate fails
+    unfitted = _probe(25, 1.0, fit=False)
+    unfitted["summary"] = {"up": unfitted["summary"]["up"]}
+    (fit,) = sweep_fits({"x": unfitted})
+    assert fit["fitted"] is None and fit["fit_ratio"] is None and fit["sizes"] == 2
+    with pytest.raises(ValueError, match="stated rate"):
+        sweep_rows({"x": _probe(25, 1.0) | {"stated": {"rate": None}}})
+    index.write_text(json.dumps({"rates": []}))
+    with pytest.raises(ValueError, match="without rates"):
+        read_sweep(index)
+
+
+def test_message_transfers_show_incast_at_the_master():
+    from gradcode.figures.cluster import message_transfers
+
+    code = build("uncoded", n=4)
+    features, rate = 1000, 12.5e6
+    links = LinksConfig(rate=rate, master_rate=rate, latency=0.0)
+    size = 8 * features + 8 * 9
+    # all four ready together: they share the master's link and finish together
+    record = {
+        "messages": [
+            {"key": w, "compute": 0.001, "injected_compute": 0.0, "transfer": 0.003}
+            for w in range(4)
+        ]
+    }
+    measured, model = message_transfers(code, record, links, features)
+    assert measured == pytest.approx([0.003] * 4)
+    assert model == pytest.approx([4 * size / rate] * 4)
+    # far apart, each has the link alone
+    record["messages"] = [
+        {"key": w, "compute": 0.001 + 0.01 * w, "injected_compute": 0.0, "transfer": None}
+        for w in range(4)
+    ]
+    record["messages"][0]["transfer"] = 0.001
+    measured, model = message_transfers(code, record, links, features)
+    assert measured.size == 1 and model == pytest.approx([size / rate])

@@ -78,7 +78,35 @@ def test_the_cluster_config_draws_its_figures_and_only_it_the_cluster_ones():
     registry = load_registry(REGISTRY, SCHEMA)
     table = FigureTable.build(registry, runs, cluster=True)
     wanted = wanted_files(config, runs)
-    assert {"cluster_links", "cluster_link_cut", "cluster_ye_abbe_n8"} <= set(table.active(wanted))
+    figures = {"cluster_links", "cluster_link_cut", "cluster_ye_abbe_n8", "cluster_ye_abbe_figs34"}
+    assert figures <= set(table.active(wanted))
     plain, wanted_plain = _table("config.yaml")
     assert not set(registry["cluster"]) & set(plain.inputs)
     assert "results/cluster/links/links.json" not in wanted_plain
+
+
+def test_the_paper_001_cluster_config_draws_a_figure_per_experiment():
+    config = yaml.safe_load((ROOT / "config" / "cluster-coded-reduce.yaml").read_text())
+    config |= {"simulate": {"presets": []}, "analyze": {"names": []}}  # the schema's defaults
+    runs = collect_runs(config["train"]["runs"], config["train"]["experiments"], ROOT)
+    table = FigureTable.build(load_registry(REGISTRY, SCHEMA), runs, cluster=False)
+    active = set(table.active(wanted_files(config, runs)))
+    assert {"cluster_coded_reduce_n14", "cluster_coded_reduce_n84"} <= active
+    # every scheme of paper 001's comparison, both rings included, one rank a node
+    for experiment, workers in (("cluster-coded-reduce-n14", 14), ("cluster-coded-reduce-n84", 84)):
+        ids = runs.experiments[experiment]
+        assert {run.split("/")[1] for run in ids} == {"UMW", "GC", "RAR", "RAR-mpi", "SGD", "CR"}
+        assert {runs.ranks[run] for run in ids} == {workers + 1}
+
+
+def test_the_rate_sweep_figure_is_drawn_only_where_the_config_has_rates():
+    config = yaml.safe_load((ROOT / "config" / "cluster.yaml").read_text())
+    config |= {"simulate": {"presets": []}, "analyze": {"names": []}}  # the schema's defaults
+    assert config["cluster"]["links"]["rates"]
+    runs = collect_runs(config["train"]["runs"], config["train"]["experiments"], ROOT)
+    table = FigureTable.build(load_registry(REGISTRY, SCHEMA), runs, cluster=True)
+    assert "cluster_link_rates" in table.active(wanted_files(config, runs))
+    del config["cluster"]["links"]["rates"]
+    wanted = wanted_files(config, runs)
+    assert "cluster_links" in table.active(wanted)
+    assert table.left_out(wanted)["cluster_link_rates"] == "results/cluster/link-rates/index.json"

@@ -11,7 +11,7 @@ from gradcode.codes import build
 from gradcode.train.config import LinksConfig, load_config, parse_config, parse_rate
 from gradcode.train.node import summarize_ranks
 from gradcode.train.plan import build_plan
-from gradcode.train.timings import predicted_links_time
+from gradcode.train.timings import node_work, predicted_links_time
 from tests.train.test_config import error_of, minimal
 
 LINKS = {"links": {"rate": "100mbit"}}
@@ -183,3 +183,47 @@ def test_the_cluster_smoke_run_file_is_valid_and_injects_no_communication():
     plan = build_plan(config)
     assert config.network.links.rate == 12.5e6 and plan.bandwidth is None
     assert plan.delay_source().emulated_comm() is None and plan.world_size == 5
+
+
+def _injected(n, start=0.0, per_partition=0.0):
+    return {"start": [start] * n, "compute": [per_partition] * n, "comm": [0.0] * n}
+
+
+def test_a_ring_iteration_is_predicted_as_its_slowest_worker_then_2_n_minus_1_chunk_steps():
+    code = build("ring-allreduce", n=4)
+    features, rate = 1000, 12.5e6
+    links = LinksConfig(rate=rate, master_rate=rate, latency=0.0005)
+    record = {
+        "messages": [
+            {"key": w, "worker": w, "compute": 0.001, "injected_compute": 0.004 * w}
+            for w in range(4)
+        ],
+        "injected": _injected(4),
+    }
+    step = 0.0005 + 8 * features / 4 / rate
+    assert predicted_links_time(code, record, links, features) == pytest.approx(
+        0.001 + 0.012 + 6 * step
+    )
+
+
+def test_a_tree_iteration_is_predicted_level_by_level_on_shared_parent_links():
+    # a (2, 2)-regular tree without stragglers: master -> nodes 0, 1 -> leaves 2..5
+    code = build("coded-reduce", n=2, L=2, s=0)
+    features, rate = 1000, 12.5e6
+    links = LinksConfig(rate=rate, master_rate=rate, latency=0.0)
+    model, result = 8 * (features + 1), 8 * features + 8 * 9
+    # the master logs its children's messages; the leaves' work is the injected delay
+    # (1 partition x 3 ms) plus the logged nodes' median measured compute per partition
+    record = {
+        "messages": [
+            {"key": v, "worker": v, "compute": 0.001, "injected_compute": 0.002} for v in (0, 1)
+        ],
+        "injected": _injected(6, per_partition=0.003),
+    }
+    work = node_work(code, record)
+    assert work == pytest.approx([0.003, 0.003, 0.004, 0.004, 0.004, 0.004])
+    # the model: two children share each sender's link on the way down (2 levels), the
+    # leaves' results share their parent's link, the parents' results the master's
+    down = 2 * (2 * model / rate)
+    expected = down + 0.004 + 2 * result / rate + 2 * result / rate
+    assert predicted_links_time(code, record, links, features) == pytest.approx(expected)

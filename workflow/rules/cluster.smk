@@ -27,6 +27,56 @@ if _CLUSTER.get("links"):
             " --out {params.out} {params.args} > {log} 2>&1"
 
 
+if _CLUSTER.get("links", {}).get("rates"):
+
+    # message time vs rate: the probe at every rate of cluster.links.rates in turn, each
+    # inside gradcode cluster rate (the links of the job's nodes at that rate, every node's
+    # without SLURM, then the cluster's own back), in ONE job: changing the rates is safe
+    # only while nothing else uses those links (the slurm-cluster profile adds --exclusive)
+    rule cluster_link_rates:
+        output:
+            links=expand(
+                f"{LINK_RATES}/{{rate}}/links.json", rate=_CLUSTER["links"]["rates"]
+            ),
+            tables=expand(
+                f"{LINK_RATES}/{{rate}}/links.csv", rate=_CLUSTER["links"]["rates"]
+            ),
+            records=expand(
+                f"{LINK_RATES}/{{rate}}/rate.json", rate=_CLUSTER["links"]["rates"]
+            ),
+        log:
+            "results/logs/cluster/link-rates.log",
+        conda:
+            "../../envs/gradcode.yaml"
+        threads: local_cores()
+        resources:
+            tasks=_CLUSTER["links"]["nodes"],
+            mpi="mpiexec",
+        params:
+            sweep=lambda wildcards, resources: cluster_rate_sweep(
+                _CLUSTER["links"], resources.mpi, resources.tasks
+            ),
+        shell:
+            "({params.sweep}) > {log} 2>&1"
+
+    # the sweep's index (stated rate -> its probe), the figure cluster_link_rates's input
+    rule cluster_link_rates_index:
+        input:
+            links=rules.cluster_link_rates.output.links,
+            records=rules.cluster_link_rates.output.records,
+        output:
+            f"{LINK_RATES}/index.json",
+        log:
+            "results/logs/cluster/link-rates-index.log",
+        localrule: True
+        conda:
+            "../../envs/gradcode.yaml"
+        params:
+            rates=_CLUSTER["links"]["rates"],
+        script:
+            "../scripts/cluster_link_rates.py"
+
+
 if _CLUSTER.get("cut"):
 
     ruleorder: train_cut > train

@@ -231,6 +231,40 @@ def cluster_probe_args(links):
     return shlex.join(words)
 
 
+#: where the rate sweep's probes go, one folder per stated rate (rule cluster_link_rates)
+LINK_RATES = "results/cluster/link-rates"
+
+
+def cluster_link_rates(links):
+    """config cluster.links.rates, each checked as gradcode cluster rate will (at DAG
+    construction, naming the key)."""
+    from gradcode.cluster.rerate import parse_sweep_rate
+
+    rates = links.get("rates") or []
+    for index, rate in enumerate(rates):
+        parse_sweep_rate(rate, f"config cluster.links.rates[{index}]")
+    return rates
+
+
+def cluster_rate_sweep(links, mpi, tasks):
+    """The rate sweep as one shell command: for each rate of cluster.links.rates in turn,
+    the link probe as an MPI job (`mpi` -n `tasks`) inside gradcode cluster rate, every
+    node's link (the master's too) at that rate (env: `mpi` may start with assignments)
+    """
+    steps = []
+    for rate in cluster_link_rates(links):
+        out = Path(LINK_RATES, rate)
+        record = str(out / "rate.json")
+        limits = shlex.join(["--rate", rate, "--master-rate", rate, "--record", record])
+        probe = cluster_probe_args({**links, "rate": rate, "master_rate": rate})
+        steps.append(
+            f"gradcode cluster rate {limits}"
+            f" -- env {mpi} -n {tasks} python -m gradcode.train.linkprobe"
+            f" --out {shlex.quote(str(out))} {probe}"
+        )
+    return " && ".join(steps)
+
+
 def cut_runs_pattern(cut):
     """The run ids of the experiment config cluster.cut names (a wildcard constraint)."""
     if cut["experiment"] not in EXPERIMENTS:

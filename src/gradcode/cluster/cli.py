@@ -1,4 +1,5 @@
-"""``gradcode cluster up|down|status|exec|mpiexec|measure|cut``: an emulated multi-node cluster.
+"""``gradcode cluster up|down|status|exec|mpiexec|measure|cut|rate``: an emulated multi-node
+cluster.
 
 Hooked into the main parser by ``add_parser(subparsers)``; handlers return an exit status and
 raise ``gradcode.errors.UserError`` subclasses for bad input or a machine that cannot host the
@@ -170,6 +171,20 @@ def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
     return cut.run_cut(plan, command, args.record)
 
 
+def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control, network, rerate
+
+    rerate.parse_sweep_rate(args.rate, "--rate")  # a bad rate first, before the cluster
+    if args.master_rate is not None:
+        rerate.parse_sweep_rate(args.master_rate, "--master-rate")
+    command = _command(rest)
+    spec = control.current_spec()
+    # in a SLURM job only its own nodes, which it holds alone (--exclusive); else every node
+    plan = rerate.plan_rates(spec, args.rate, args.master_rate, rerate.job_nodes())
+    network.require_privileges()
+    return rerate.run_rates(plan, command, args.record)
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``cluster`` and its actions to the main parser."""
     cluster = sub.add_parser(
@@ -249,3 +264,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cutter.add_argument("--log", help="the run's log.jsonl (with --at-iteration)")
     cutter.add_argument("--record", help="write what was done (JSON, timestamps) here")
     cutter.set_defaults(func=cmd_cut)
+    rerate = actions.add_parser(
+        "rate",
+        help="every link (in a SLURM job: its nodes') at another rate while a command runs "
+        "(-- CMD ...), then the cluster's own rates back",
+        allow_abbrev=False,
+    )
+    rerate.add_argument("--rate", required=True, help="the workers' links, both directions")
+    rerate.add_argument("--master-rate", help="the master's node's link (default: --rate)")
+    rerate.add_argument("--record", help="write what was set and restored (JSON) here")
+    rerate.set_defaults(func=cmd_rate)

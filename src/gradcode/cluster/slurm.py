@@ -34,18 +34,37 @@ PARTITION = "cluster"
 DAEMONS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged")
 
 
-def memory_per_node(nodes: int) -> int:
-    """MiB each node advertises: the machine's memory (less 1 GiB) shared out evenly."""
+#: MiB the master's node advertises at least: it is the head node, where the workflow's
+#: single-node jobs (data preparation, tables, figures; the slurm profiles ask 2000 MB each)
+#: land when the even share of a many-node cluster is too small for them
+HEAD_NODE_MIB = 4096
+#: MiB per CPU every node advertises at least: a training job holds its nodes whole
+#: (--exclusive), so SLURM asks each for all its CPUs times the run's memory per CPU (an MPI
+#: rank of a paper-scale run peaks near 300 MiB, the estimate adds a margin)
+NODE_MIB_PER_CPU = 512
+
+
+def node_memory(nodes: int, cpus: int) -> tuple[int, int]:
+    """MiB the master's node and each worker's node advertise: the machine's memory (less
+    1 GiB) shared out evenly, the head node at least ``HEAD_NODE_MIB`` and the workers' the
+    rest, at least ``cpus * NODE_MIB_PER_CPU``. The nodes share one machine's memory, so on
+    many nodes the floors overcommit it: SLURM then only places one rank per node, and the
+    machine holds them because a rank's measured peak (``peak_rss_mib``: about 130 MiB a
+    worker, 300 MiB the master at N = 84) is far below what its node advertises."""
     total_kib = next(
         int(line.split()[1])
         for line in Path("/proc/meminfo").read_text().splitlines()
         if line.startswith("MemTotal:")
     )
-    return max(512, (total_kib // 1024 - 1024) // nodes)
+    usable = total_kib // 1024 - 1024
+    head = max(HEAD_NODE_MIB, usable // nodes)
+    workers = max(cpus * NODE_MIB_PER_CPU, (usable - head) // max(1, nodes - 1))
+    return head, workers
 
 
-def slurm_conf(spec: ClusterSpec, memory_mib: int) -> str:
-    """The slurm.conf of the cluster (one partition of every node, the master's first)."""
+def slurm_conf(spec: ClusterSpec, memory_mib: tuple[int, int]) -> str:
+    """The slurm.conf of the cluster (one partition of every node, the master's first);
+    ``memory_mib``: what the master's node and each worker's node advertise."""
     master = spec.master
     nodes = ",".join(node.name for node in spec.nodes)
     lines = [
@@ -84,7 +103,8 @@ def slurm_conf(spec: ClusterSpec, memory_mib: int) -> str:
     for node in spec.nodes:
         lines.append(
             f"NodeName={node.name} NodeAddr={node.address} NodeHostname={node.name} "
-            f"CPUs={spec.cpus} RealMemory={memory_mib} State=UNKNOWN"
+            f"CPUs={spec.cpus} RealMemory={memory_mib[0 if node.master else 1]} "
+            "State=UNKNOWN"
         )
     lines.append(
         f"PartitionName={PARTITION} Nodes={nodes} Default=YES MaxTime=INFINITE State=UP "
@@ -194,7 +214,7 @@ def start_slurm(spec: ClusterSpec, state: State) -> None:
     TASK_PROLOG.write_text(task_prolog())
     TASK_PROLOG.chmod(0o755)
     SLURM_CONF.parent.mkdir(parents=True, exist_ok=True)
-    SLURM_CONF.write_text(slurm_conf(spec, memory_per_node(len(spec.nodes))))
+    SLURM_CONF.write_text(slurm_conf(spec, node_memory(len(spec.nodes), spec.cpus)))
 
     master = spec.master.name
     _daemon(

@@ -30,7 +30,7 @@ NODE_IFACE = f"{PREFIX}veth"
 DEFAULT_SUBNET = "10.251.0.0/24"
 #: the first node's host number in the subnet (.1 .. .9 stay free)
 FIRST_HOST = 10
-MAX_NODES = 64
+MAX_NODES = 200
 
 _PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
 _RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmg]?)(bit|bps)?\s*$", re.IGNORECASE)
@@ -149,7 +149,8 @@ def _positive_int(value: object, what: str, low: int, high: int) -> int:
 def build_spec(options: Mapping[str, Any]) -> ClusterSpec:
     """Validate a cluster description (the CLI's options or a YAML spec's mapping).
 
-    Keys: ``nodes`` (master's node included, 2..64), ``subnet``, ``cpus`` (per node, what
+    Keys: ``nodes`` (master's node included, 2..200: paper 001's N = 156 workers and the
+    master), ``subnet``, ``cpus`` (per node, what
     SLURM advertises), ``rate`` (both directions of every worker's link), ``egress`` and
     ``ingress`` (override ``rate`` per direction), ``master_rate``, ``master_egress`` and
     ``master_ingress`` (the master's node; default: the workers'), ``node_rates`` (per node

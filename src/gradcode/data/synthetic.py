@@ -40,6 +40,12 @@ LOGISTIC_VARIANTS = {
     # 125,000 floats (1 MB: 0.08 s at 100 Mbit/s, paper 000's E[T2] of 16 units of 5 ms)
     "links-p5000": (400, 5000, 80),
     "links-p125000": (16, 125000, 8),
+    # the same gradients for Figs. 3/4 of paper 000 on the links (n = k up to 20 data subsets)
+    "links-p125000-r20": (20, 125000, 8),
+    # paper 001 on the links (config/cluster-coded-reduce.yaml): 200 kB gradients, 16 ms at
+    # 100 Mbit/s, the model's tc; 336 rows, 4 per worker at N = 84, so 85 ranks on 2 cores
+    # spend their time on the links, not computing
+    "links-p25000": (336, 25000, 84),
 }
 LOGISTIC_SIGNAL = 3.0
 

@@ -8,11 +8,18 @@ message's time is its payload over the link: with a 1500-byte MTU and TCP timest
 frame of 1514 bytes carries 1448 bytes of payload (``PAYLOAD_FRACTION``, 95.6 %; measured:
 96.2 %). ``probe_rows`` puts every median beside the model with the stated rate (``predicted``)
 and with the rate times ``PAYLOAD_FRACTION`` (``predicted_frames``).
+
+Rate sweep. ``gradcode cluster rate`` runs the probe at several rates on one cluster (rule
+``cluster_link_rates``, an index of the probes' ``links.json``); ``read_sweep`` loads them,
+``sweep_rows`` puts every median beside the model at its own stated rate, and ``sweep_fits``
+sets each direction's fitted payload rate beside the stated one.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +28,12 @@ from gradcode.codes.base import GradientCode
 from gradcode.timing.links import fair_finish, message_time
 from gradcode.train.config import LinksConfig
 from gradcode.train.protocol import H
-from gradcode.train.timings import links_flat_run, logged_key, message_index
+from gradcode.train.timings import (
+    links_flat_run,
+    logged_key,
+    message_index,
+    predicted_links_time,
+)
 
 #: TCP payload per frame as tbf counts it: MSS 1448 (1500 - 20 IP - 20 TCP - 12 timestamps)
 #: over 1514 bytes (1500 + the 14-byte Ethernet header)
@@ -61,6 +73,71 @@ def probe_rows(links: Mapping[str, Any]) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def stated_rate(links: Mapping[str, Any]) -> float:
+    """Bytes/s a message between the master and a worker gets on idle links: the slower of
+    the workers' and the master's stated rates."""
+    stated = links["stated"]
+    if stated.get("rate") is None:
+        raise ValueError("links.json has no stated rate (run the probe with --rate)")
+    return min(float(stated["rate"]), float(stated.get("master_rate") or stated["rate"]))
+
+
+def read_sweep(index: str | Path) -> dict[str, dict[str, Any]]:
+    """A rate sweep's ``links.json`` by label (``25mbit`` ...), slowest stated rate first,
+    from its index (``{"rates": [{"rate": label, "links": path}, ...]}``, each path relative
+    to the index's folder)."""
+    folder = Path(index).parent
+    entries = json.loads(Path(index).read_text())["rates"]
+    if not entries:
+        raise ValueError(f"{index}: a rate sweep without rates")
+    probes = {entry["rate"]: json.loads((folder / entry["links"]).read_text()) for entry in entries}
+    return dict(sorted(probes.items(), key=lambda item: stated_rate(item[1])))
+
+
+def sweep_rows(probes: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``probe_rows`` of every probe of a sweep (label -> ``links.json``), each row with its
+    ``label`` and ``stated`` (``stated_rate``, bytes/s)."""
+    return [
+        {"label": label, "stated": stated_rate(links), **row}
+        for label, links in probes.items()
+        for row in probe_rows(links)
+    ]
+
+
+def sweep_fits(probes: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per probe and direction: ``stated`` (bytes/s), ``fitted`` (the probe's line fit
+    ``time = latency + bytes / rate``: payload bytes/s, ``None`` without a fit), ``fit_ratio``
+    (fitted / stated; ``PAYLOAD_FRACTION`` when the link carries what tbf lets through),
+    ``fit_ratio_frames`` (fitted / the payload's share of stated), ``latency`` (the fit's, s),
+    ``worst_frames`` and ``worst`` (the largest ``|ratio_frames - 1|`` and ``|ratio - 1|``
+    over the sizes) and ``sizes`` (how many)."""
+    result = []
+    for label, links in probes.items():
+        stated = stated_rate(links)
+        rows = probe_rows(links)
+        for direction, summary in links["summary"].items():
+            mine = [r for r in rows if r["direction"] == direction]
+            if not mine:
+                continue
+            fit = summary.get("fit") or {}
+            fitted = fit.get("rate")
+            result.append(
+                {
+                    "label": label,
+                    "direction": direction,
+                    "stated": stated,
+                    "fitted": fitted,
+                    "fit_ratio": fitted / stated if fitted else None,
+                    "fit_ratio_frames": fitted / (stated * PAYLOAD_FRACTION) if fitted else None,
+                    "latency": fit.get("latency"),
+                    "worst_frames": max(abs(r["ratio_frames"] - 1) for r in mine),
+                    "worst": max(abs(r["ratio"] - 1) for r in mine),
+                    "sizes": len(mine),
+                }
+            )
+    return result
 
 
 def peer_medians(links: Mapping[str, Any]) -> dict[tuple[int, str, int], float]:
@@ -105,6 +182,63 @@ def predicted_after_download(
     return float(code.completion_times((model.latency + finish)[None, :])[0])
 
 
+def iteration_times(
+    code: GradientCode,
+    records: Sequence[Mapping[str, Any]],
+    links: LinksConfig,
+    features: int,
+) -> dict[str, np.ndarray]:
+    """Per logged iteration of a flat scheme's run: ``measured`` (its ``iteration_time``),
+    ``predicted`` (``predicted_links_time`` for its logged computation) and
+    ``after_download`` (``predicted_after_download``), each ``(len(records),)`` in seconds."""
+    return {
+        "measured": np.array([float(r["iteration_time"]) for r in records]),
+        "predicted": np.array([predicted_links_time(code, r, links, features) for r in records]),
+        "after_download": np.array(
+            [predicted_after_download(code, r, links, features) for r in records]
+        ),
+    }
+
+
+def by_workers(codes: Mapping[str, GradientCode]) -> dict[int, list[str]]:
+    """The run names of ``codes`` grouped by the codes' ``n``, in increasing ``n`` and, within
+    a group, in the order given."""
+    groups: dict[int, list[str]] = {}
+    for name, code in codes.items():
+        groups.setdefault(code.n, []).append(name)
+    return dict(sorted(groups.items()))
+
+
+def reference_codes(
+    codes: Mapping[str, GradientCode], expected: Mapping[str, float]
+) -> dict[str, str | None]:
+    """Which of one ``n``'s runs the paper's comparisons name, from the codes' parameters (not
+    their schemes' names: paper 000's (n, 1, 0, 1) code is the uncoded scheme too):
+    ``optimum`` the lowest ``expected`` time; ``uncoded`` a code with no redundancy (one data
+    subset per worker, ``s = 0``, ``m = 1``); ``m1`` the lowest ``expected`` among the codes
+    with ``m = 1`` that tolerate stragglers (Tandon et al.'s setting). A role no run fills is
+    ``None``; runs without an expected time are never the optimum or ``m1``."""
+    timed = [name for name in codes if name in expected]
+    if not timed:
+        raise ValueError("no run has an expected time")
+    uncoded = [
+        name
+        for name, code in codes.items()
+        if code.s == 0 and code.m == 1 and bool(np.all(code.loads() == 1))
+    ]
+    m1 = [name for name in timed if codes[name].m == 1 and codes[name].s > 0]
+    return {
+        "optimum": min(timed, key=lambda name: expected[name]),
+        "uncoded": uncoded[0] if uncoded else None,
+        "m1": min(m1, key=lambda name: expected[name]) if m1 else None,
+    }
+
+
+def time_saved(best: float, other: float) -> float:
+    """The fraction of ``other``'s time that ``best`` saves, ``1 - best / other``."""
+    return 1.0 - best / other
+
+
 def cut_window(cut: Mapping[str, Any]) -> tuple[int, int] | None:
     """``(first, last)`` iterations the cut overlapped: from the one running when the link
     went down (the log held ``first`` lines) to the one running when it came back; ``None``
@@ -147,3 +281,38 @@ def relative_error(trajectory: np.ndarray, reference: np.ndarray) -> float:
     norms = np.linalg.norm(b, axis=1)
     norms[norms == 0] = 1.0
     return float(np.max(np.linalg.norm(a - b, axis=1) / norms))
+
+
+def message_transfers(
+    code: GradientCode,
+    record: Mapping[str, Any],
+    links: LinksConfig,
+    features: int,
+    *,
+    header_bytes: float = 8 * H,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A flat scheme's result messages of one logged iteration: the measured ``transfer`` of
+    each (from its ``Isend`` to the master's receive) and the ``shared-links`` model's for the
+    same logged readiness (from the moment the model has it ready until its last byte is
+    through the master's link: its own size over its link when alone, up to ``q`` times that
+    when ``q`` arrive together: incast). Both ``(messages,)``, in the record's order;
+    messages without a measured transfer (ranks on different clocks) are left out."""
+    _, run = links_flat_run(code, links, features, header_bytes)
+    index = message_index(code)
+    work = np.full((1, len(index)), np.inf)
+    for message in record["messages"]:
+        work[0, index[logged_key(message["key"])]] = (
+            message["compute"] + message["injected_compute"]
+        )
+    ready = run.downloads()[run.worker] + work[0]
+    finish = run.arrivals(work)[0] - run.model.latency
+    measured, model = [], []
+    for message in record["messages"]:
+        if message.get("transfer") is None:
+            continue
+        q = index[logged_key(message["key"])]
+        # a message waits behind its worker's previous one: its transfer starts after that
+        start = ready[q] if run.after[q] < 0 else max(ready[q], finish[run.after[q]])
+        measured.append(float(message["transfer"]))
+        model.append(float(finish[q] - start))
+    return np.array(measured), np.array(model)

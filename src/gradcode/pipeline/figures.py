@@ -40,6 +40,8 @@ def load_registry(path: str | Path, schema: str | Path) -> dict[str, Any]:
 
 #: the link probe's output of a config's ``cluster.links`` (workflow/rules/cluster.smk)
 CLUSTER_LINKS = "results/cluster/links/links.json"
+#: the index of the probe's rate sweep, with ``cluster.links.rates`` (rule cluster_link_rates)
+CLUSTER_LINK_RATES = "results/cluster/link-rates/index.json"
 
 
 def summaries(run_ids: Iterable[str]) -> list[str]:
@@ -127,8 +129,11 @@ def wanted_files(
     wanted |= {"results/codes/stability.csv"}
     wanted |= set(summaries(runs.runs))
     wanted |= set(runs.experiment_files.values())
-    if config.get("cluster", {}).get("links"):
+    links = config.get("cluster", {}).get("links")
+    if links:
         wanted.add(CLUSTER_LINKS)
+        if links.get("rates"):
+            wanted.add(CLUSTER_LINK_RATES)
     return wanted
 
 

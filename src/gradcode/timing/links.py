@@ -280,14 +280,14 @@ class LinksModel(TimingModel):
     def model_bytes(self) -> float:
         return FLOAT * (self.features + 1)
 
-    def prepare(self, scheme: Any) -> FlatRun | _Tree | _Ring:
+    def prepare(self, scheme: Any) -> FlatRun | TreeRun | RingRun:
         self.check(scheme)
         rates = self.rate.for_workers(scheme.n)
         topology = scheme.capabilities.topology
         if topology == "ring":
-            return _Ring(self, scheme, rates)
+            return RingRun(self, scheme, rates)
         if topology == "tree":
-            return _Tree(self, scheme, rates)
+            return TreeRun(self, scheme, rates)
         return FlatRun(self, scheme, rates)
 
     def extras(self, scheme: Any) -> dict[str, float]:
@@ -357,15 +357,21 @@ class FlatRun:
 
 
 @dataclass
-class _Tree:
+class TreeRun:
+    """A tree code on the links (``children_completion_times`` at every parent)."""
+
     model: LinksModel
     code: TreeCode
     rates: np.ndarray  # (N,) each node's link
 
     def run(self, draws: Draws) -> Outcome:
+        points = self.model.data * self.code.loads() / self.code.k
+        return self.finish(draws["unit"] * points)
+
+    def finish(self, compute: np.ndarray) -> Outcome:
+        """When the master decodes, for ``compute[t, v]`` seconds of node ``v``'s own work
+        after it got the model, ``(trials, N)``."""
         model, code = self.model, self.code
-        points = model.data * code.loads() / code.k
-        compute = draws["unit"] * points
         trials = compute.shape[0]
         size = model.result_bytes(code)
         start = np.zeros(code.n)
@@ -412,14 +418,20 @@ class _Tree:
 
 
 @dataclass
-class _Ring:
+class RingRun:
+    """Ring-AllReduce on the links: ``2 (N - 1)`` steps after the slowest worker."""
+
     model: LinksModel
     ring: Any  # a code with topology "ring": ``completion``, ``messages``, ``n``
     rates: np.ndarray
 
     def run(self, draws: Draws) -> Outcome:
+        return self.finish(draws["unit"] * (self.model.data / self.ring.k))
+
+    def finish(self, compute: np.ndarray) -> Outcome:
+        """When every worker holds the sum, for ``compute[t, i]`` seconds of worker ``i``'s
+        work, ``(trials, n)`` (the workers hold the model: nothing is downloaded)."""
         model, n = self.model, self.ring.n
-        compute = draws["unit"] * (model.data / self.ring.k)
         links = np.minimum(self.rates, np.roll(self.rates, -1))  # worker i -> i + 1
         step = model.latency + FLOAT * model.features / n / float(links.min())
         # the code's schedule: rounds() steps of tc / n each after the slowest worker

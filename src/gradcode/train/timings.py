@@ -15,9 +15,9 @@ runtime adds: sending the model, polling, transfers, decoding, the update).
 ``predicted_iteration_time`` is the same rule applied to the injected delays alone, as a
 simulator would (it is what the speedup benchmark compares measured times with).
 
-``predicted_links_time`` puts a run on real links (``network.links``) beside the ``links``
-timing model: the logged compute of each message, the links' rates and latency, the sizes the
-runtime sends.
+``predicted_links_time`` puts a run on real links (``network.links``) beside the
+``shared-links`` timing model: the logged compute of each message (flat schemes) or node (trees,
+rings: ``node_work``), the links' rates and latency, the sizes the runtime sends.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.timing.links import FlatRun, LinksModel
+from gradcode.timing.links import FlatRun, LinksModel, RingRun, TreeRun
 from gradcode.train.bandwidth import SinglePort
 from gradcode.train.config import BandwidthConfig, LinksConfig
 from gradcode.train.protocol import H
@@ -120,13 +120,20 @@ def predicted_links_time(
     *,
     header_bytes: float = 8 * H,
 ) -> float:
-    """The iteration time the ``shared-links`` timing model predicts for a flat scheme's logged
-    iteration on links of ``links``' parameters: the model goes to every worker through the
-    master's link, each message is ready its logged ``compute + injected_compute`` after its
-    worker got the model, and the messages share the master's link (``gradcode.timing.links``).
-    Messages not in the record were never sent. Result messages carry the runtime's header
-    (``header_bytes``)."""
-    _, run = links_flat_run(code, links, features, header_bytes)
+    """The iteration time the ``shared-links`` timing model predicts for a logged iteration on
+    links of ``links``' parameters (``gradcode.timing.links``), whatever the topology:
+
+    - flat schemes: the model goes to every worker through the master's link, each message is
+      ready its logged ``compute + injected_compute`` after its worker got the model, and the
+      messages share the master's link; messages not in the record were never sent;
+    - trees: the model goes down the tree, every node's own work is ``node_work``'s, and the
+      messages share each parent's link;
+    - rings: ``2 (N - 1)`` chunk steps after the slowest worker's ``node_work``.
+
+    Result messages carry the runtime's header (``header_bytes``)."""
+    run = links_model(links, features, header_bytes).prepare(code)
+    if isinstance(run, TreeRun | RingRun):
+        return float(run.finish(node_work(code, record)[None, :]).times[0])
     index = message_index(code)
     work = np.full((1, len(index)), np.inf)
     for message in record["messages"]:
@@ -135,10 +142,45 @@ def predicted_links_time(
     return float(code.completion_times(run.arrivals(work))[0])
 
 
+def node_work(code: GradientCode, record: Mapping[str, Any]) -> np.ndarray:
+    """Seconds of every node's own work in a logged iteration, ``(n,)``: its measured
+    ``compute`` plus its ``injected_compute`` where its message is in the record (every worker
+    of a ring, the master's children in a tree). A tree's deeper nodes report to their parents,
+    not to the log: theirs is the iteration's injected delay (``injected``: start plus the
+    per-partition delay times the node's load, as the worker sleeps it) plus the logged
+    nodes' median measured compute per partition times the node's load."""
+    loads = code.loads().astype(np.float64)
+    injected = record["injected"]
+    work = np.asarray(injected["start"], dtype=np.float64) + loads * np.asarray(
+        injected["compute"], dtype=np.float64
+    )
+    logged = {int(m["worker"]): m for m in record["messages"]}
+    per_partition = [m["compute"] / loads[w] for w, m in logged.items() if loads[w] > 0]
+    measured = loads * (float(np.median(per_partition)) if per_partition else 0.0)
+    for worker, message in logged.items():
+        work[worker] = message["injected_compute"]
+        measured[worker] = message["compute"]
+    return work + measured
+
+
 def message_index(code: GradientCode) -> dict[Any, int]:
     """Position of every message key in ``code.all_message_keys()`` (look a logged key up
     through ``logged_key``)."""
     return {key: q for q, key in enumerate(code.all_message_keys())}
+
+
+def links_model(
+    links: LinksConfig, features: int, header_bytes: float = 8 * H, *, download: bool = True
+) -> LinksModel:
+    """The ``shared-links`` model of ``links``' parameters for ``features``-long gradients."""
+    return LinksModel(
+        rate=links.rate,
+        master_rate=links.master_rate,
+        latency=links.latency,
+        features=features,
+        header_bytes=header_bytes,
+        download=download,
+    )
 
 
 def links_flat_run(
@@ -151,14 +193,7 @@ def links_flat_run(
 ) -> tuple[LinksModel, FlatRun]:
     """The ``shared-links`` model of ``links``' parameters and ``code`` prepared by it (flat
     schemes only)."""
-    model = LinksModel(
-        rate=links.rate,
-        master_rate=links.master_rate,
-        latency=links.latency,
-        features=features,
-        header_bytes=header_bytes,
-        download=download,
-    )
+    model = links_model(links, features, header_bytes, download=download)
     run = model.prepare(code)
     assert isinstance(run, FlatRun)
     return model, run

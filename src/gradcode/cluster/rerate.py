@@ -1,0 +1,226 @@
+"""``gradcode cluster rate --rate R [--master-rate R] [--record FILE] -- CMD ...``: the links
+at another rate for the length of one command.
+
+Why: issue 11 asks for message time against size *and rate*, and bringing a cluster down and
+up again for every rate would restart SLURM and every node between measurements. Instead,
+while ``CMD`` runs, every node's two tbf qdiscs (in a SLURM job: those of the job's nodes, see
+below) are replaced (``network.limit_command``, the same ``tc`` calls ``up`` makes): the
+node's egress on its own ``gc-veth`` in its namespace, its ingress on the switch's port to it
+in ``gc-switch``; the workers' at ``--rate``, the master's node's (``gc-node0``) at
+``--master-rate`` (default ``--rate``), both directions, whatever heterogeneous rates the
+cluster was brought up with. Afterwards the cluster's own rates, from
+the spec in its state file, are put back (a direction that was unlimited has its qdisc
+deleted), whatever happens once the first qdisc changed: a normal exit, an exception, Ctrl-C,
+or SIGTERM/SIGHUP (passed on to ``CMD`` first). ``CMD``'s exit status is returned.
+
+Only safe when nothing else uses the links meanwhile: any other job on a node whose rate
+changed would be timed at the wrong rate. So inside a SLURM job (``SLURM_JOB_NODELIST`` set)
+only the job's own nodes change, and the job must have them to itself: in the workflow (rule
+``cluster_link_rates``) the probe job runs one rank per node with ``--exclusive``, and the
+other nodes' links, hence their jobs, are left alone (the switch itself is not limited).
+Outside SLURM every node changes. With the master's rate equal to the workers' (as the
+workflow sweeps), which node rank 0 lands on does not matter.
+
+``--record FILE`` writes what was done as JSON (atomically): the rates and every ``tc`` command
+set and restored, the moments on the monotonic and wall clocks, the command and its status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gradcode.atomic import atomic_file
+from gradcode.cluster import network
+from gradcode.cluster.spec import ClusterSpec, ClusterSpecError, format_rate, parse_rate
+from gradcode.errors import UserError
+
+
+class RateError(UserError):
+    """A bad rate request, or links that could not be put back (one line)."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One direction of one node's link at ``rate`` bit/s (``None``: unlimited, no qdisc)."""
+
+    node: str
+    direction: str
+    rate: int | None
+
+    def as_dict(self, spec: ClusterSpec) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "direction": self.direction,
+            "rate": self.rate,
+            "stated": format_rate(self.rate),
+            "command": " ".join(self.command(spec)),
+        }
+
+    def command(self, spec: ClusterSpec) -> list[str]:
+        return network.limit_command(spec.node(self.node), self.direction, self.rate)
+
+
+@dataclass(frozen=True)
+class RatePlan:
+    """What is set while the command runs (``during``) and put back after it (``after``, the
+    cluster's own rates, in reverse order)."""
+
+    spec: ClusterSpec
+    rate: int
+    master_rate: int
+    during: tuple[Limit, ...]
+    after: tuple[Limit, ...]
+
+
+def parse_sweep_rate(value: object, option: str) -> int:
+    """A rate to measure at, bit/s (``spec.parse_rate``'s units); ``RateError`` naming
+    ``option`` when it is bad or unlimited (an unlimited link has no rate to check)."""
+    try:
+        bits = parse_rate(value, option)
+    except ClusterSpecError as error:
+        raise RateError(str(error)) from None
+    if bits is None:
+        raise RateError(f"{option}: a rate like 100mbit (got {value!r}: unlimited)")
+    return bits
+
+
+def plan_rates(
+    spec: ClusterSpec,
+    rate: object,
+    master_rate: object = None,
+    nodes: Sequence[str] | None = None,
+) -> RatePlan:
+    """Both directions of every node (or of ``nodes``) at ``rate`` (the master's node at
+    ``master_rate``, default ``rate``), and the spec's rates to restore."""
+    bits = parse_sweep_rate(rate, "--rate")
+    master = bits if master_rate is None else parse_sweep_rate(master_rate, "--master-rate")
+    chosen = spec.nodes if nodes is None else [spec.node(name) for name in nodes]
+    during = tuple(
+        Limit(node.name, direction, master if node.master else bits)
+        for node in sorted(set(chosen), key=lambda node: node.index)
+        for direction in network.DIRECTIONS
+    )
+    after = tuple(
+        Limit(limit.node, limit.direction, getattr(spec.node(limit.node), limit.direction))
+        for limit in reversed(during)
+    )
+    return RatePlan(spec, bits, master, during, after)
+
+
+def job_nodes(environ: Mapping[str, str] | None = None) -> list[str] | None:
+    """The nodes of the SLURM job this runs in (``scontrol show hostnames`` of
+    ``SLURM_JOB_NODELIST``, which SLURM writes compressed: ``gc-node[0-8]``); ``None`` outside
+    a job."""
+    environ = os.environ if environ is None else environ
+    nodelist = environ.get("SLURM_JOB_NODELIST")
+    if not nodelist:
+        return None
+    names = network.run(["scontrol", "show", "hostnames", nodelist]).split()
+    if not names:
+        raise RateError(f"SLURM_JOB_NODELIST={nodelist!r}: scontrol lists no node")
+    return names
+
+
+class _Stop(Exception):
+    """SIGTERM (or SIGHUP) arrived: pass it on, restore the rates and stop."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _moment() -> dict[str, float]:
+    return {"clock": time.perf_counter(), "wall": time.time()}
+
+
+def _status(returncode: int) -> int:
+    """A shell's exit status for a child's return code (killed by signal N: 128 + N)."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None = None) -> int:
+    """Set ``plan.during``, run ``command``, put back ``plan.after`` (only the directions that
+    were changed); the command's exit status. A restore that fails is tried for every other
+    direction first, then raised as one ``RateError``."""
+    if not command:
+        raise RateError("give the command to run at the new rates after --, e.g. -- hostname")
+    result: dict[str, Any] = {
+        "rate": plan.rate,
+        "master_rate": plan.master_rate,
+        "stated": {"rate": format_rate(plan.rate), "master_rate": format_rate(plan.master_rate)},
+        "command": list(command),
+        "set": [],
+        "restored": [],
+        "started": _moment(),
+    }
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise _Stop(signum)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    changed: set[tuple[str, str]] = set()
+    child: subprocess.Popen | None = None
+    status = 0
+    failed: list[str] = []
+    try:
+        for limit in plan.during:
+            # counted as changed before the call: an interrupt may come while tc runs; a tc
+            # that fails has changed nothing (replace is atomic), so it is not restored
+            key = (limit.node, limit.direction)
+            changed.add(key)
+            try:
+                network.run(limit.command(plan.spec))
+            except network.ClusterError:
+                changed.discard(key)
+                raise
+            result["set"].append(limit.as_dict(plan.spec))
+        result["rates_set"] = _moment()
+        child = subprocess.Popen(list(command))
+        status = _status(child.wait())
+    except (_Stop, KeyboardInterrupt) as error:
+        signum = error.signum if isinstance(error, _Stop) else signal.SIGINT
+        result["interrupted"] = str(error) or "KeyboardInterrupt"
+        if child is not None and child.poll() is None:
+            child.send_signal(signum)
+            status = _status(child.wait())
+        status = status or 128 + signum
+    finally:
+        # no second signal may stop the restore halfway: held until the rates are back
+        blocked = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
+        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            for limit in plan.after:
+                if (limit.node, limit.direction) not in changed:
+                    continue
+                try:
+                    network.run(limit.command(plan.spec))
+                    result["restored"].append(limit.as_dict(plan.spec))
+                except network.ClusterError as error:
+                    failed.append(str(error))
+            result["rates_restored"] = _moment()
+            result["returncode"] = status
+            if failed:
+                result["restore_failed"] = failed
+            if record is not None:
+                Path(record).parent.mkdir(parents=True, exist_ok=True)
+                with atomic_file(record) as handle:
+                    json.dump(result, handle, indent=1)
+                    handle.write("\n")
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
+    if failed:
+        raise RateError(
+            f"could not restore {len(failed)} of the cluster's rates (gradcode cluster "
+            f"status shows them; down and up again restores all): {failed[0]}"
+        )
+    return status
