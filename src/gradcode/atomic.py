@@ -9,6 +9,7 @@ job must be able to trust after a node failure).
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -66,3 +67,11 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
     with atomic_file(path, "wb" if isinstance(data, bytes) else "w", durable=durable) as stream:
         stream.write(data)
     return Path(path)
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """``data`` as indented JSON with a final newline at ``path``, atomically (records that
+    people and tests read: a cut's, a rate change's)."""
+    with atomic_file(path) as handle:
+        json.dump(data, handle, indent=1)
+        handle.write("\n")

@@ -24,7 +24,6 @@ the cut).
 
 from __future__ import annotations
 
-import json
 import math
 import signal
 import subprocess
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.atomic import atomic_file
+from gradcode.atomic import write_json
 from gradcode.cluster.spec import NODE_IFACE
 from gradcode.errors import UserError
 
@@ -186,10 +185,7 @@ def run_cut(
             signal.signal(signum, handler)
         result["returncode"] = status
         if record is not None:
-            Path(record).parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(record) as handle:
-                json.dump(result, handle, indent=1)
-                handle.write("\n")
+            write_json(record, result)
     return status
 
 

@@ -27,7 +27,6 @@ set and restored, the moments on the monotonic and wall clocks, the command and 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -37,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.atomic import atomic_file
+from gradcode.atomic import write_json
 from gradcode.cluster import network
 from gradcode.cluster.spec import ClusterSpec, ClusterSpecError, format_rate, parse_rate
 from gradcode.errors import UserError
@@ -210,10 +209,7 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
             if failed:
                 result["restore_failed"] = failed
             if record is not None:
-                Path(record).parent.mkdir(parents=True, exist_ok=True)
-                with atomic_file(record) as handle:
-                    json.dump(result, handle, indent=1)
-                    handle.write("\n")
+                write_json(record, result)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)

@@ -31,6 +31,7 @@ from gradcode.train.protocol import H
 from gradcode.train.timings import (
     links_flat_run,
     logged_key,
+    logged_work,
     message_index,
     predicted_links_time,
 )
@@ -166,15 +167,10 @@ def predicted_after_download(
     scheme decodes from few of them the upload is optimistic; it separates how the model
     shares the download from how it shares the upload."""
     model, run = links_flat_run(code, links, features, header_bytes, download=False)
-    index = message_index(code)
-    ready = np.full(len(index), np.inf)
-    for message in record["messages"]:
-        ready[index[logged_key(message["key"])]] = (
-            message["started"] + message["compute"] + message["injected_compute"]
-        )
+    ready = logged_work(code, record, from_start=True)
     finish = fair_finish(
         ready,
-        np.full(len(index), run.size),
+        np.full(ready.size, run.size),
         run.rates[run.worker],
         model.master_rate,
         run.after,
@@ -299,13 +295,9 @@ def message_transfers(
     messages without a measured transfer (ranks on different clocks) are left out."""
     _, run = links_flat_run(code, links, features, header_bytes)
     index = message_index(code)
-    work = np.full((1, len(index)), np.inf)
-    for message in record["messages"]:
-        work[0, index[logged_key(message["key"])]] = (
-            message["compute"] + message["injected_compute"]
-        )
-    ready = run.downloads()[run.worker] + work[0]
-    finish = run.arrivals(work)[0] - run.model.latency
+    work = logged_work(code, record)
+    ready = run.downloads()[run.worker] + work
+    finish = run.arrivals(work[None, :])[0] - run.model.latency
     measured, model = [], []
     for message in record["messages"]:
         if message.get("transfer") is None:

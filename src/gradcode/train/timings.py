@@ -134,12 +134,21 @@ def predicted_links_time(
     run = links_model(links, features, header_bytes).prepare(code)
     if isinstance(run, TreeRun | RingRun):
         return float(run.finish(node_work(code, record)[None, :]).times[0])
+    return float(code.completion_times(run.arrivals(logged_work(code, record)[None, :]))[0])
+
+
+def logged_work(
+    code: GradientCode, record: Mapping[str, Any], *, from_start: bool = False
+) -> np.ndarray:
+    """Per message key (``all_message_keys`` order), the logged ``compute + injected_compute``
+    behind it, ``(keys,)``; ``inf`` for a message not in the record (never sent). With
+    ``from_start``, plus its worker's logged ``started`` (when it had the model)."""
     index = message_index(code)
-    work = np.full((1, len(index)), np.inf)
+    work = np.full(len(index), np.inf)
     for message in record["messages"]:
-        compute = message["compute"] + message["injected_compute"]
-        work[0, index[logged_key(message["key"])]] = compute
-    return float(code.completion_times(run.arrivals(work))[0])
+        done = message["compute"] + message["injected_compute"]
+        work[index[logged_key(message["key"])]] = done + (message["started"] if from_start else 0)
+    return work
 
 
 def node_work(code: GradientCode, record: Mapping[str, Any]) -> np.ndarray:
