@@ -40,8 +40,9 @@ DAEMONS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged")
 HEAD_NODE_MIB = 4096
 #: MiB per CPU every node advertises at least: a training job holds its nodes whole
 #: (--exclusive), so SLURM asks each for all its CPUs times the run's memory per CPU (an MPI
-#: rank of a paper-scale run peaks near 300 MiB, the estimate adds a margin)
-NODE_MIB_PER_CPU = 512
+#: rank of a paper-scale run peaks near 300 MiB, the estimate adds a margin, and the
+#: profile's two retries ask for more: 512, then 640 and 896 MiB at N = 84)
+NODE_MIB_PER_CPU = 1152
 
 
 def node_memory(nodes: int, cpus: int) -> tuple[int, int]:
