@@ -3,12 +3,11 @@ order, its probe's links.json and gradcode cluster rate's record, as paths relat
 index's folder; the figure cluster_link_rates reads it (gradcode.figures.cluster.read_sweep).
 """
 
-import json
 import os
 import sys
 from pathlib import Path
 
-from gradcode.atomic import atomic_file
+from gradcode.atomic import write_json
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 
@@ -23,6 +22,4 @@ entries = [
     }
     for rate, probe, record in zip(rates, links, records, strict=True)
 ]
-with atomic_file(out) as handle:
-    json.dump({"rates": entries}, handle, indent=1)
-    handle.write("\n")
+write_json(out, {"rates": entries})

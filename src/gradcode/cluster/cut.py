@@ -25,7 +25,6 @@ the cut).
 from __future__ import annotations
 
 import math
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.atomic import write_json
+from gradcode.cluster import signals
 from gradcode.cluster.spec import NODE_IFACE
 from gradcode.errors import UserError
 
@@ -110,14 +110,6 @@ def complete_lines(path: Path | None) -> int:
         return 0
 
 
-class _Stop(Exception):
-    """SIGTERM (or SIGHUP) arrived: restore the link and stop."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"signal {signum}")
-        self.signum = signum
-
-
 def _moment(plan: CutPlan) -> dict[str, Any]:
     return {"clock": time.perf_counter(), "wall": time.time(), "log_lines": _lines(plan)}
 
@@ -151,10 +143,7 @@ def run_cut(
         "up": None,
     }
 
-    def stop(signum: int, _frame: Any) -> None:
-        raise _Stop(signum)
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    previous = signals.raise_on_stop()
     status = 0
     try:
         if _wait_for_trigger(plan, began, child):
@@ -174,15 +163,14 @@ def run_cut(
             result["not_cut"] = "the command ended before the trigger"
         if child is not None:
             status = child.wait()
-    except (_Stop, KeyboardInterrupt) as error:
+    except (signals.Stop, KeyboardInterrupt) as error:
         result["interrupted"] = str(error) or "KeyboardInterrupt"
         if child is not None and child.poll() is None:
-            child.send_signal(error.signum if isinstance(error, _Stop) else signal.SIGINT)
+            child.send_signal(signals.signal_number(error))
             status = child.wait()
-        status = status or 128 + (error.signum if isinstance(error, _Stop) else signal.SIGINT)
+        status = status or 128 + signals.signal_number(error)
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        signals.restore(previous)
         result["returncode"] = status
         if record is not None:
             write_json(record, result)

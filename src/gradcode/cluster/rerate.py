@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.atomic import write_json
-from gradcode.cluster import network
+from gradcode.cluster import network, signals
 from gradcode.cluster.spec import ClusterSpec, ClusterSpecError, format_rate, parse_rate
 from gradcode.errors import UserError
 
@@ -128,14 +128,6 @@ def job_nodes(environ: Mapping[str, str] | None = None) -> list[str] | None:
     return names
 
 
-class _Stop(Exception):
-    """SIGTERM (or SIGHUP) arrived: pass it on, restore the rates and stop."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"signal {signum}")
-        self.signum = signum
-
-
 def _moment() -> dict[str, float]:
     return {"clock": time.perf_counter(), "wall": time.time()}
 
@@ -161,10 +153,7 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
         "started": _moment(),
     }
 
-    def stop(signum: int, _frame: Any) -> None:
-        raise _Stop(signum)
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    previous = signals.raise_on_stop()
     changed: set[tuple[str, str]] = set()
     child: subprocess.Popen | None = None
     status = 0
@@ -184,8 +173,8 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
         result["rates_set"] = _moment()
         child = subprocess.Popen(list(command))
         status = _status(child.wait())
-    except (_Stop, KeyboardInterrupt) as error:
-        signum = error.signum if isinstance(error, _Stop) else signal.SIGINT
+    except (signals.Stop, KeyboardInterrupt) as error:
+        signum = signals.signal_number(error)
         result["interrupted"] = str(error) or "KeyboardInterrupt"
         if child is not None and child.poll() is None:
             child.send_signal(signum)
@@ -211,8 +200,7 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
             if record is not None:
                 write_json(record, result)
         finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+            signals.restore(previous)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
     if failed:
         raise RateError(
