@@ -119,7 +119,7 @@ def test_links_run_at_the_configured_rates(cluster):
 def test_mpiexec_runs_one_rank_per_node_through_the_launcher(cluster):
     spec, _ = cluster
     argv = mpiexec_command(
-        spec, 3, [sys.executable, "-c", RANK_SCRIPT], mpiexec=str(BIN / "mpiexec")
+        spec, 3, [sys.executable, "-c", RANK_SCRIPT], mpiexec=str(BIN / "mpiexec.hydra")
     )
     done = _run_on(spec.master.name, argv, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from gradcode.train.launch import run_job
+from gradcode.train.launch import command, run_command, run_job
 from gradcode.train.log import read_log
 
 #: seconds any single job of the suite may take before it counts as hung
@@ -80,11 +81,23 @@ def run_config(
     args: tuple[str, ...] = (),
     timeout: float = JOB_TIMEOUT,
 ) -> Job:
-    """Write ``run`` as YAML and run it on ``ranks`` MPI ranks with output in tmp_path/name."""
+    """Write ``run`` as YAML and run it on ``ranks`` MPI ranks with output in tmp_path/name.
+
+    A run with ``faults`` starts on Open MPI with ULFM when it tolerates failures, inside
+    ``gradcode train inject`` (which kills ``faults.kill``'s workers from outside; its record
+    is ``tmp_path/name.kills.json``)."""
     run_file = write_run(tmp_path / f"{name}.yaml", run)
     out = tmp_path / name
-    result = run_job(ranks, run_file, ["--out", str(out), *args], timeout=timeout)
-    return Job(result, out, run_file)
+    faults = run.get("faults")
+    if faults is None:
+        result = run_job(ranks, run_file, ["--out", str(out), *args], timeout=timeout)
+        return Job(result, out, run_file)
+    tolerant = faults.get("tolerate", True)
+    job = command(ranks, run_file, "--out", str(out), *args, tolerant=tolerant)
+    record = tmp_path / f"{name}.kills.json"
+    wrapper = [sys.executable, "-m", "gradcode", "train", "inject", str(run_file)]
+    wrapper += ["--out", str(out), "--record", str(record), "--", *job]
+    return Job(run_command(wrapper, timeout=timeout), out, run_file)
 
 
 def base_run(data: Path, **overrides: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ if _CLUSTER.get("links"):
         threads: local_cores()
         resources:
             tasks=_CLUSTER["links"]["nodes"],
-            mpi="mpiexec",
+            mpi="mpiexec.hydra",
         params:
             out=lambda wildcards, output: str(Path(output.links).parent),
             args=cluster_probe_args(_CLUSTER["links"]),
@@ -51,7 +51,7 @@ if _CLUSTER.get("links", {}).get("rates"):
         threads: local_cores()
         resources:
             tasks=_CLUSTER["links"]["nodes"],
-            mpi="mpiexec",
+            mpi="mpiexec.hydra",
         params:
             sweep=lambda wildcards, resources: cluster_rate_sweep(
                 _CLUSTER["links"], resources.mpi, resources.tasks
@@ -101,7 +101,7 @@ if _CLUSTER.get("cut"):
         threads: local_cores()
         resources:
             tasks=lambda wildcards: run_ranks(wildcards.run),
-            mpi="mpiexec",
+            mpi="mpiexec.hydra",
             mem_mb_per_cpu=train_mem_mb_per_cpu,
             runtime=train_runtime,
         params:

@@ -116,9 +116,9 @@ def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
     spec = control.current_spec()
     if args.n < 1:
         raise CLIError(f"-n must be at least 1, got {args.n}")
-    mpiexec = shutil.which("mpiexec")
+    mpiexec = shutil.which("mpiexec.hydra")
     if mpiexec is None:
-        raise CLIError("mpiexec is not on PATH (the mpich wheel's is in the venv's bin)")
+        raise CLIError("mpiexec.hydra is not on PATH (the mpich wheel puts it in the venv's bin)")
     argv = control.exec_argv(
         spec.master.name, launcher.mpiexec_command(spec, args.n, _command(rest), mpiexec=mpiexec)
     )

@@ -7,6 +7,8 @@ signature ``handler(args, rest) -> exit status`` and raise ``CLIError`` for user
   without MPI, and print the plan, including the number of MPI ranks the job needs;
 - ``command RUN.yaml``: print the ``mpiexec`` (or, with ``--srun``, ``srun``) command line
   that runs it;
+- ``inject RUN.yaml --out DIR [--record FILE] -- CMD``: run CMD (the job's command line) and
+  SIGKILL the workers of the run file's ``faults.kill`` at their iterations, from outside;
 - ``run RUN.yaml``: the training job itself, to be started under MPI
   (``mpiexec -n N gradcode train run RUN.yaml``, the same as ``python -m gradcode.train``).
 """
@@ -98,11 +100,16 @@ def cmd_command(args: argparse.Namespace, rest: list[str]) -> int:
     from gradcode.train.launch import command
 
     plan = _plan(args.run_file)
-    if args.srun:
+    faults = plan.config.faults
+    tolerant = faults is not None and faults.tolerate
+    if args.srun and not tolerant:
         line = ["srun", "--mpi=pmi2", "-n", str(plan.world_size), sys.executable]
         line += ["-m", "gradcode.train", args.run_file]
     else:
-        line = command(plan.world_size, args.run_file)
+        # a fault-tolerant job starts the same way inside a SLURM allocation: Open MPI's
+        # launcher reads the allocation (srun --mpi=pmi2 would start MPICH, which dies with
+        # its first dead rank)
+        line = command(plan.world_size, args.run_file, tolerant=tolerant)
     print(shlex.join(line))
     return 0
 
@@ -110,6 +117,9 @@ def cmd_command(args: argparse.Namespace, rest: list[str]) -> int:
 def cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     """Train (every MPI rank runs this)."""
     _no_rest(rest)
+    from gradcode.train.mpilib import select_for_launcher
+
+    select_for_launcher()  # before mpi4py loads a library
     from gradcode.train.run import main
 
     argv = [args.run_file]
@@ -118,6 +128,18 @@ def cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     if args.fresh:
         argv.append("--fresh")
     return main(argv)
+
+
+def cmd_inject(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run a job's command and kill workers from outside at their iterations."""
+    from gradcode.train.config import ConfigError
+    from gradcode.train.inject import main
+
+    command = rest[1:] if rest[:1] == ["--"] else rest
+    try:
+        return main(args.run_file, args.out, args.record, command)
+    except ConfigError as error:
+        raise _cli_error(str(error)) from None
 
 
 def add_parser(subparsers: Any) -> None:
@@ -140,6 +162,15 @@ def add_parser(subparsers: Any) -> None:
     cmd.add_argument("run_file", metavar="RUN.yaml")
     cmd.add_argument("--srun", action="store_true", help="srun --mpi=pmi2 instead of mpiexec")
     cmd.set_defaults(func=cmd_command)
+    inject = sub.add_parser(
+        "inject",
+        help="run a job's command, killing the workers of faults.kill from outside",
+        allow_abbrev=False,
+    )
+    inject.add_argument("run_file", metavar="RUN.yaml")
+    inject.add_argument("--out", metavar="DIR", help="the job's output directory")
+    inject.add_argument("--record", metavar="FILE", help="write the kills done as JSON")
+    inject.set_defaults(func=cmd_inject)
     run = sub.add_parser(
         "run", help="train (start under mpiexec with n + 1 ranks)", allow_abbrev=False
     )

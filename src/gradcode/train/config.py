@@ -53,6 +53,15 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
     runtime:
       poll_interval: number > 0     # [0.0005] seconds idle ranks sleep between polls
       iteration_timeout: number > 0 # [600] seconds before an undecodable iteration fails
+    faults:                         # [none] workers that fail, not only straggle
+      tolerate: bool                # [true] run on a fault-tolerant MPI (Open MPI's ULFM): a
+                                    # worker that dies is a permanent straggler from then on
+      kill: [{worker: int, iteration: int}]    # [] SIGKILL the worker's process from outside
+                                    # once the log holds `iteration` iterations
+                                    # (`gradcode train inject`)
+      silent: [{worker: int, iteration: int}]  # [] the worker stops answering from
+                                    # `iteration` on, its process alive (the emulated twin
+                                    # of a kill)
 
 A ``rate`` is bytes per second (a number) or a string in ``tc``'s units: ``<number><unit>``
 with ``bit``, ``kbit``, ``mbit``, ``gbit`` (SI bits per second), ``kibit``, ``mibit``, ``gibit``
@@ -67,9 +76,17 @@ with a non-zero ``comm``, ``master-worker`` with ``lambda2``/``t2``, ``single-po
 non-zero ``tc``: the links replace it). ``links`` documents the link parameters for the
 ``shared-links`` timing model's prediction and for checks; it changes nothing the runtime does.
 
-Worker indices (``persistent``, ``adversaries.workers``) are 0-based code workers (MPI rank
-minus one). The scheme, its parameters, the straggler model and the world size are checked
-against each other in ``gradcode.train.plan``.
+``faults`` (``gradcode.train.failures``): with ``tolerate`` the job must run on an MPI that
+survives a failed rank (``python -m gradcode.train.ulfm -n N ...``; ``gradcode train command``
+prints it); a worker that dies is detected by MPI's own error and treated as a permanent
+straggler by the code's own rule, and a run that cannot go on stops with one line and resumes
+from its checkpoint. ``kill`` and ``silent`` cause failures on purpose; ``silent`` workers must
+leave the code decodable (``gradcode.train.plan``), while ``kill`` may exceed what the code
+tolerates (the run then stops, which is what such a run shows).
+
+Worker indices (``persistent``, ``adversaries.workers``, ``faults``) are 0-based code workers
+(MPI rank minus one). The scheme, its parameters, the straggler model and the world size are
+checked against each other in ``gradcode.train.plan``.
 """
 
 from __future__ import annotations
@@ -305,6 +322,26 @@ class RuntimeConfig:
 
 
 @dataclass(frozen=True)
+class FaultEvent:
+    """Worker ``worker`` fails at iteration ``iteration`` (killed, or silent from then on)."""
+
+    worker: int
+    iteration: int
+
+
+@dataclass(frozen=True)
+class FaultsConfig:
+    tolerate: bool = True
+    kill: tuple[FaultEvent, ...] = ()
+    silent: tuple[FaultEvent, ...] = ()
+
+    def silent_from(self, worker: int) -> int | None:
+        """The iteration from which ``worker`` stops answering (``None``: never)."""
+        found = [event.iteration for event in self.silent if event.worker == worker]
+        return min(found) if found else None
+
+
+@dataclass(frozen=True)
 class RunConfig:
     name: str
     output: str | None
@@ -321,6 +358,7 @@ class RunConfig:
     log: LogConfig
     runtime: RuntimeConfig
     network: NetworkConfig | None = None
+    faults: FaultsConfig | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -332,7 +370,16 @@ class RunConfig:
             key: value
             for key, value in self.as_dict().items()
             if key
-            not in ("name", "output", "iterations", "checkpoint", "log", "runtime", "network")
+            not in (
+                "name",
+                "output",
+                "iterations",
+                "checkpoint",
+                "log",
+                "runtime",
+                "network",
+                "faults",
+            )
         }
         text = json.dumps(relevant, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -354,6 +401,7 @@ TOP_KEYS = (
     "checkpoint",
     "log",
     "runtime",
+    "faults",
 )
 
 
@@ -390,6 +438,7 @@ def parse_config(raw: Any, *, default_name: str = "run") -> RunConfig:
         log=_log(top),
         runtime=_runtime(top),
         network=_network(top),
+        faults=_faults(top),
     )
 
 
@@ -542,3 +591,32 @@ def _runtime(top: _Section) -> RuntimeConfig:
         poll_interval=section.number("poll_interval", 0.0005, positive=True),
         iteration_timeout=section.number("iteration_timeout", 600.0, positive=True),
     )
+
+
+def _faults(top: _Section) -> FaultsConfig | None:
+    if not top.has("faults"):
+        return None
+    section = top.section("faults", ("tolerate", "kill", "silent"))
+    kill = _fault_events(section, "kill")
+    silent = _fault_events(section, "silent")
+    both = sorted({e.worker for e in kill} & {e.worker for e in silent})
+    if both:
+        raise ConfigError(f"faults.silent: worker {both[0]} is also in faults.kill")
+    tolerate = section.boolean("tolerate", True)
+    if kill and not tolerate:
+        raise ConfigError("faults.kill: needs faults.tolerate (a killed rank ends the job)")
+    return FaultsConfig(tolerate=tolerate, kill=kill, silent=silent)
+
+
+def _fault_events(section: _Section, name: str) -> tuple[FaultEvent, ...]:
+    value = section.raw(name, [])
+    if not isinstance(value, list):
+        raise ConfigError(f"{section.key(name)}: must be a list of {{worker, iteration}}")
+    events = []
+    for index, item in enumerate(value):
+        entry = _Section(item, f"{section.key(name)}[{index}]", ("worker", "iteration"))
+        events.append(FaultEvent(entry.integer("worker"), entry.integer("iteration")))
+    workers = [event.worker for event in events]
+    if len(set(workers)) != len(workers):
+        raise ConfigError(f"{section.key(name)}: lists a worker twice")
+    return tuple(sorted(events, key=lambda e: (e.iteration, e.worker)))

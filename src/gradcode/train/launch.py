@@ -1,32 +1,27 @@
 """Starting a training job from Python (tests, benchmarks): ``mpiexec`` with a sane environment.
 
-The ``mpich`` wheel puts ``mpiexec`` next to the interpreter. Every rank gets one BLAS thread
+The ``mpich`` wheel puts its ``mpiexec.hydra`` next to the interpreter (``bin/mpiexec`` may be
+Open MPI's: ``gradcode.train.mpilib``). Every rank gets one BLAS thread
 (``OPENBLAS_NUM_THREADS`` and friends): threaded BLAS on oversubscribed cores is 3-100x
-slower. Hydra's ``mpiexec`` runs any number of ranks on one machine (oversubscription).
+slower. Hydra runs any number of ranks on one machine (oversubscription). A run file with
+``faults.tolerate`` starts on Open MPI with ULFM instead (``command(..., tolerant=True)``).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from gradcode.blas import single_thread_environment
+from gradcode.train.mpilib import hydra
 
 
 def mpiexec() -> str:
-    """The ``mpiexec`` beside this interpreter (the ``mpich`` wheel's), else on ``PATH``."""
-    beside = Path(sys.executable).parent / "mpiexec"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("mpiexec")
-    if found is None:
-        raise FileNotFoundError("mpiexec not found (pip install mpich)")
-    return found
+    """MPICH's launcher (``mpiexec.hydra``) beside this interpreter, else on ``PATH``."""
+    return hydra()
 
 
 def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -35,18 +30,15 @@ def job_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def command(ranks: int, run_file: str | os.PathLike[str], *args: str) -> list[str]:
-    """``mpiexec -n RANKS python -m gradcode.train RUN_FILE ARGS...``."""
-    return [
-        mpiexec(),
-        "-n",
-        str(ranks),
-        sys.executable,
-        "-m",
-        "gradcode.train",
-        str(run_file),
-        *args,
-    ]
+def command(
+    ranks: int, run_file: str | os.PathLike[str], *args: str, tolerant: bool = False
+) -> list[str]:
+    """``mpiexec -n RANKS python -m gradcode.train RUN_FILE ARGS...``; ``tolerant``: on Open
+    MPI with ULFM (``python -m gradcode.train.ulfm -n RANKS ...``)."""
+    program = [sys.executable, "-m", "gradcode.train", str(run_file), *args]
+    if tolerant:
+        return [sys.executable, "-m", "gradcode.train.ulfm", "-n", str(ranks), *program]
+    return [mpiexec(), "-n", str(ranks), *program]
 
 
 def run_job(
@@ -56,9 +48,11 @@ def run_job(
     *,
     timeout: float = 300,
     env: dict[str, str] | None = None,
+    tolerant: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run a training job to completion (``run_command`` of ``command``)."""
-    return run_command(command(ranks, run_file, *args), timeout=timeout, env=env)
+    line = command(ranks, run_file, *args, tolerant=tolerant)
+    return run_command(line, timeout=timeout, env=env)
 
 
 def run_command(

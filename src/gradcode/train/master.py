@@ -27,7 +27,16 @@ the metrics):
   ``summary.json``'s ``transfer_timing``);
 - ``injected``: the delays the straggler model drew for every worker (``start``,
   ``compute`` per partition, ``comm`` per full-length vector) and ``persistent`` workers;
-- ``bytes_received``, ``stale`` (late results discarded during the iteration).
+- ``bytes_received``, ``stale`` (late results discarded during the iteration);
+- with ``faults.tolerate``: ``failed`` (every worker known dead so far) and ``failures`` (those
+  detected during this iteration: ``gradcode.train.failures.Failure``).
+
+Failures (``faults.tolerate``): a dead worker's receive completes in error and the port stops
+listening to it; the master also asks MPI which ranks failed at every iteration's start and
+every ``FAILURE_POLL`` seconds while it waits (so it learns of a dead tree node it never talks
+to), sends no more models to dead children, and checks that the code still decodes without
+every worker lost so far (failed, persistent and silent ones): if not, ``CannotContinue``
+ends the iterations, and the run stops after its shutdown (``gradcode.train.run``).
 """
 
 from __future__ import annotations
@@ -39,11 +48,15 @@ import numpy as np
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train import protocol
+from gradcode.train.failures import CannotContinue, alive_decodable
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
 from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
+
+#: seconds between the master's questions to MPI about failed ranks while it waits
+FAILURE_POLL = 0.02
 
 
 class IterationTimeout(RuntimeError):
@@ -61,8 +74,14 @@ class Master:
         self.tree = cast(TreeCode, code) if capabilities.topology == "tree" else None
         width = code.message_length(ctx.features)
         sources = list(range(1, len(links.children) + 1))
-        self.port = ResultPort(links.down_comm, sources, width, ctx.port())
-        self.sends = SendSet()
+        self.failures = ctx.failures if ctx.tolerant else None
+        self.port = ResultPort(links.down_comm, sources, width, ctx.port(), self.failures)
+        self.sends = SendSet(self.failures)
+        #: world rank of every child (``down_comm`` rank ``j + 1`` is ``children[j]``)
+        self.child_ranks = [child + 1 for child in links.children]
+        self.stopped: CannotContinue | None = None
+        self._polled = 0.0
+        self._checked = 0  # failures already checked against the code
         self.keys = code.all_message_keys()
         self.delays = ctx.plan.delay_source()
         self.reports = capabilities.corrects_adversaries and code.a > 0
@@ -71,11 +90,20 @@ class Master:
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
-        for t in range(self.session.start, config.iterations):
-            self._iteration(t)
-        children = list(range(1, len(self.links.children) + 1))
+        try:
+            for t in range(self.session.start, config.iterations):
+                self._iteration(t)
+        except CannotContinue as stop:
+            self.stopped = stop
+        children = dict(enumerate(self.child_ranks, start=1))
         reports = stop_all(
-            self.ctx.world, self.links.down_comm, children, self._drain, self.ctx.poll
+            self.ctx.world,
+            self.links.down_comm,
+            children,
+            self._drain,
+            self.ctx.poll,
+            failures=self.failures,
+            orphans=self._orphans,
         )
         self.port.close()
         self.session.stale += self.port.stale
@@ -108,6 +136,52 @@ class Master:
             )
         return {"relay_transfers": relays}
 
+    def _orphans(self) -> list[int]:
+        """World ranks alive whose parent died (a tree's STOP cannot reach them through it)."""
+        if self.tree is None or self.failures is None:
+            return []
+        tree, dead = self.tree, self.failures
+        return [
+            node + 1
+            for node in range(tree.n)
+            if not dead.dead(node + 1)
+            and tree.parent(node) != MASTER
+            and dead.dead(tree.parent(node) + 1)
+        ]
+
+    # -- failures ---------------------------------------------------------------------------
+    def _lost(self, t: int) -> list[int]:
+        """Workers that will not answer iteration ``t``: failed, persistent, silent."""
+        config = self.ctx.plan.config
+        lost = set(config.stragglers.persistent)
+        if self.failures is not None:
+            lost |= set(self.failures.workers())
+        if config.faults is not None:
+            lost |= {e.worker for e in config.faults.silent if e.iteration <= t}
+        return sorted(lost)
+
+    def _check_failures(self, t: int, *, ask: bool) -> None:
+        """Learn of failures (``ask``: from MPI, at most every ``FAILURE_POLL`` seconds);
+        ``CannotContinue`` once the code cannot decode without the workers lost."""
+        failures = self.failures
+        if failures is None:
+            return
+        now = clock()
+        if ask and now - self._polled >= FAILURE_POLL:
+            self._polled = now
+            failures.poll()
+        if len(failures.failed) == self._checked:
+            return
+        self._checked = len(failures.failed)
+        if not alive_decodable(self.code, self._lost(t)):
+            lost = [failures.failed[rank] for rank in sorted(failures.failed)]
+            raise CannotContinue(
+                lost,
+                t,
+                f"{self.code.name} {self.code.params()} cannot decode without workers "
+                f"{self._lost(t)}",
+            )
+
     def _drain(self) -> bool:
         for result in self.port.poll(clock()):
             self.port.release(result)
@@ -119,11 +193,16 @@ class Master:
         point = session.point()
         model = np.empty(1 + ctx.features)
         model[0], model[1:] = t, point
+        if self.failures is not None:
+            self.failures.iteration = t
+            self._polled = 0.0
+            self._check_failures(t, ask=True)
         began = clock()
         self.port.start(t, began)
         stale_before = self.port.stale
-        for child_rank in range(1, len(self.links.children) + 1):
-            self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+        for child_rank, world_rank in enumerate(self.child_ranks, start=1):
+            if self.failures is None or not self.failures.dead(world_rank):
+                self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
         held: dict[Any, Result] = {}
         seen: list[Result] = []
         deadline = began + ctx.plan.config.runtime.iteration_timeout
@@ -146,23 +225,28 @@ class Master:
                     + (f" ({failures[-1]})" if failures else "")
                 )
             self.sends.pump()
+            self._check_failures(t, ask=True)
             upcoming = self.port.next_event()
             nap(deadline if upcoming is None else min(upcoming, deadline), ctx.poll)
         decoded = clock()
         session.step(t, gradient, point)
         ended = clock()
-        record = {
-            "iteration_time": ended - began,
-            "wait_time": ready - began,
-            "decode_time": decoded - ready,
-            "update_time": ended - decoded,
-            "used": list(held),
-            "bytes_received": sum(r.nbytes for r in seen),
-            "stale": self.port.stale - stale_before,
-            "decode_failures": failures,
-            "messages": [self._describe(r, began) for r in seen],
-            "injected": self._injected(t),
-        } | extras
+        record = (
+            {
+                "iteration_time": ended - began,
+                "wait_time": ready - began,
+                "decode_time": decoded - ready,
+                "update_time": ended - decoded,
+                "used": list(held),
+                "bytes_received": sum(r.nbytes for r in seen),
+                "stale": self.port.stale - stale_before,
+                "decode_failures": failures,
+                "messages": [self._describe(r, began) for r in seen],
+                "injected": self._injected(t),
+            }
+            | extras
+            | self._failure_fields()
+        )
         for result in seen:
             self.port.release(result)
         for worker in extras.get("adversaries", ()):
@@ -209,6 +293,15 @@ class Master:
         if self.estimates:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
+
+    def _failure_fields(self) -> dict[str, Any]:
+        if self.failures is None:
+            return {}
+        fresh = self.failures.take_fresh()
+        fields: dict[str, Any] = {"failed": self.failures.workers()}
+        if fresh:
+            fields["failures"] = [failure.as_dict() for failure in fresh]
+        return fields
 
     def _describe(self, result: Result, began: float) -> dict[str, Any]:
         return {

@@ -1,7 +1,7 @@
 """From a validated ``RunConfig`` to what the ranks run: the code, the topology, who holds what.
 
-``build_plan`` makes every cross-check that needs the scheme (its parameters, persistent
-stragglers it cannot survive, adversaries it cannot correct, straggler-model parameters that
+``build_plan`` makes every cross-check that needs the scheme (its parameters, persistent or
+silent stragglers it cannot survive, adversaries it cannot correct, straggler-model parameters that
 do not fit its workers) and raises ``ConfigError`` naming the key; ``check_world`` compares
 the number of MPI ranks with ``n + 1``. Every rank rebuilds the same plan from the config
 (construction is deterministic), so only the config travels.
@@ -174,26 +174,33 @@ def _check_workers(plan: Plan) -> None:
     config, n = plan.config, plan.workers
     persistent = config.stragglers.persistent
     adversaries = config.adversaries.workers
+    faults = config.faults
+    killed = tuple(e.worker for e in faults.kill) if faults is not None else ()
+    silent = tuple(e.worker for e in faults.silent) if faults is not None else ()
     for key, workers in (
         ("stragglers.persistent", persistent),
         ("adversaries.workers", adversaries),
+        ("faults.kill", killed),
+        ("faults.silent", silent),
     ):
         outside = [w for w in workers if w >= n]
         if outside:
             raise ConfigError(f"{key}: worker {outside[0]} does not exist (workers are 0..{n - 1})")
     code = plan.code
-    if persistent:
+    if persistent or silent:
+        key = "faults.silent" if silent else "stragglers.persistent"
         if plan.topology == "ring":
-            raise ConfigError(
-                f"stragglers.persistent: {code.name} cannot finish without every worker"
-            )
-        alive = [w for w in range(n) if w not in persistent]
+            raise ConfigError(f"{key}: {code.name} cannot finish without every worker")
+        quiet = sorted(set(persistent) | set(silent))
+        alive = [w for w in range(n) if w not in quiet]
         keys = [key for w in alive for key in code.message_keys(w)]
         if not code.is_decodable(keys):
             raise ConfigError(
-                f"stragglers.persistent: {code.name} {code.params()} cannot decode without "
-                f"workers {list(persistent)}"
+                f"{key}: {code.name} {code.params()} cannot decode without workers {quiet}"
             )
+    overlap = sorted(set(persistent) & set(killed + silent))
+    if overlap:
+        raise ConfigError(f"faults: worker {overlap[0]} is also a persistent straggler")
     if adversaries:
         if not code.capabilities.corrects_adversaries:
             correcting = [

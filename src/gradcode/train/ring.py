@@ -32,6 +32,7 @@ from mpi4py import MPI
 
 from gradcode.optim import State
 from gradcode.train import protocol
+from gradcode.train.failures import CannotContinue
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
 from gradcode.train.session import Session
@@ -177,17 +178,47 @@ class RingCoordinator:
     def __init__(self, ctx: RankContext, session: Session) -> None:
         self.ctx, self.session = ctx, session
         self.delays = ctx.plan.delay_source()
+        self.failures = ctx.failures if ctx.tolerant else None
+        #: a worker died: a ring cannot go on (set instead of raising, for ``run``'s caller)
+        self.stopped: CannotContinue | None = None
 
     def run(self) -> dict[str, Any]:
+        try:
+            return self._run()
+        except CannotContinue as stop:
+            self.stopped = stop
+            return {}
+
+    def _receive(self, t: int, reports: dict[int, np.ndarray], status: MPI.Status) -> None:
+        """Take the reports that arrived; with failures, stop once a worker is dead."""
+        ctx, failures = self.ctx, self.failures
+        for worker in range(ctx.plan.workers):
+            if worker in reports:
+                continue
+            try:
+                if probe(ctx.world, worker + 1, status):
+                    reports[worker] = receive_vector(ctx.world, status)
+            except MPI.Exception as error:
+                if failures is None:
+                    raise
+                failures.noticed(error, f"waiting for worker {worker}'s report")
+        if failures is not None:
+            failures.iteration = t
+            failures.poll()
+            if failures.failed:
+                dead = [failures.failed[rank] for rank in sorted(failures.failed)]
+                raise CannotContinue(
+                    dead, t, f"a ring ({ctx.plan.config.scheme.name}) needs every worker"
+                )
+
+    def _run(self) -> dict[str, Any]:
         ctx, session = self.ctx, self.session
         n = ctx.plan.workers
         status = MPI.Status()
         for t in range(session.start, ctx.plan.config.iterations):
             reports: dict[int, np.ndarray] = {}
             while len(reports) < n:
-                for worker in range(n):
-                    if worker not in reports and probe(ctx.world, worker + 1, status):
-                        reports[worker] = receive_vector(ctx.world, status)
+                self._receive(t, reports, status)
                 if len(reports) < n:
                     nap(None, ctx.poll)
             if any(int(r[RING["iteration"]]) != t for r in reports.values()):
@@ -210,7 +241,9 @@ class RingCoordinator:
                 },
             }
             session.finish_iteration(t, record)
-        stop_all(ctx.world, ctx.world, list(range(1, n + 1)), lambda: True, ctx.poll)
+        everyone = {r: r for r in range(1, n + 1)}
+        # a worker that dies after the last iteration is dropped, not an error
+        stop_all(ctx.world, ctx.world, everyone, lambda: True, ctx.poll, failures=self.failures)
         return {}
 
     @staticmethod

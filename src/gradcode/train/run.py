@@ -13,6 +13,12 @@ Phases, every rank taking part:
 4. the shutdown protocol ends every rank with status 0. An exception on any rank prints one
    line and aborts the whole job with status 1 (``MPI_Abort``), so no rank is left hanging.
 
+With ``faults.tolerate`` (``gradcode.train.failures``) the job must run on a fault-tolerant MPI
+(``python -m gradcode.train.ulfm``; checked in phase 1): workers that die during phase 3 are
+permanent stragglers, the end of the job involves only the survivors (the last collective runs
+on ``MPI_Comm_shrink``'s communicator), and a run whose code cannot go on stops with one line
+and status ``EXIT_CANNOT_CONTINUE`` (3) after writing its checkpoint.
+
 Resuming: rerunning the same command with the same output directory continues from the newest
 checkpoint (``--fresh`` discards the previous outputs instead).
 """
@@ -41,8 +47,10 @@ from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.models import build as build_model
 from gradcode.train import checkpoint as checkpoints
+from gradcode.train import mpilib
 from gradcode.train.config import ConfigError, RunConfig, load_config
 from gradcode.train.dataset import TrainingData, load_training_data
+from gradcode.train.failures import EXIT_CANNOT_CONTINUE, Failures, is_failure
 from gradcode.train.log import (
     LOG_FILE,
     MODEL_FILE,
@@ -61,6 +69,8 @@ PROGRAM = "gradcode.train"
 #: seconds between polls while waiting for rank 0 before the run starts
 IDLE_POLL = 0.01
 DATA_TAG = 77
+#: seconds a ring worker that saw a neighbour die waits for rank 0 to end the job
+RING_FAILURE_GRACE = 30.0
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -101,6 +111,7 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
     config = load_config(args.run_file)
     plan = build_plan(config)
     check_world(plan, world_size)
+    check_mpi(config)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
     plan.check_features(data.features)
     out = output_dir(config, args.out)
@@ -112,6 +123,18 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
         raise ConfigError(f"output: cannot create {out} ({error.strerror})") from None
     resume = checkpoints.load_latest(out / CHECKPOINT_DIR, config.fingerprint())
     return Setup(config, plan, data, out, resume)
+
+
+def check_mpi(config: RunConfig) -> None:
+    """``ConfigError`` when the run tolerates failures but its MPI does not."""
+    if config.faults is None or not config.faults.tolerate or mpilib.fault_tolerant():
+        return
+    library = mpilib.describe()["version"]
+    raise ConfigError(
+        f"faults.tolerate: this job runs on {library} without fault tolerance, where a dead "
+        "rank ends the job; start it with python -m gradcode.train.ulfm -n N ... "
+        "(gradcode train command prints the line)"
+    )
 
 
 def discard_outputs(out: Path) -> None:
@@ -145,9 +168,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return failure[1]
     try:
         with single_threaded_blas(openmp=True):
-            train(world, setup)
+            return train(world, setup)
     except Exception as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
+        if rank != 0 and is_failure(exc) and mpilib.fault_tolerant():
+            # a ring worker whose neighbour died: rank 0 sees it too, and ends the job with
+            # the one line that names the failure and the checkpoint; wait for it
+            time.sleep(RING_FAILURE_GRACE)
         print(f"{PROGRAM}: error on rank {rank}: {message}", file=sys.stderr, flush=True)
         if os.environ.get("GRADCODE_TRACEBACK"):
             traceback.print_exc()
@@ -155,8 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def train(world: MPI.Comm, setup: Setup | None) -> None:
-    """Phases 2-4 (every rank)."""
+def train(world: MPI.Comm, setup: Setup | None) -> int:
+    """Phases 2-4 (every rank); this rank's exit status."""
     rank = world.Get_rank()
     config: RunConfig = world.bcast(setup.config if setup is not None else None, root=0)
     plan = setup.plan if setup is not None else build_plan(config)
@@ -165,6 +192,9 @@ def train(world: MPI.Comm, setup: Setup | None) -> None:
     ranks = world.gather(describe_rank(rank), root=0)
     placement = summarize_ranks(ranks) if rank == 0 else None
     one_clock = world.bcast(placement["one_clock"] if placement is not None else None, root=0)
+    tolerant = config.faults is not None and config.faults.tolerate
+    hosts = [r["host"] for r in placement["ranks"]] if placement is not None else None
+    failures = Failures(world, enabled=tolerant, hosts=hosts)
     ctx = RankContext(
         world=world,
         plan=plan,
@@ -175,17 +205,21 @@ def train(world: MPI.Comm, setup: Setup | None) -> None:
         parts=parts,
         poll=config.runtime.poll_interval,
         one_clock=bool(one_clock),
+        failures=failures,
     )
     session = None
     if setup is not None:
         assert placement is not None
-        write_json(setup.out / RANKS_FILE, {"world_size": world.Get_size()} | placement)
         session = Session(ctx, setup.data, setup.out, setup.resume)
         session.placement = placement
+        failures.began = session.wall_start
+        # after the session: `start` is where this session resumes (``gradcode train inject``
+        # fires only the kills still ahead)
+        ranks = {"world_size": world.Get_size(), "start": session.start} | placement
+        write_json(setup.out / RANKS_FILE, ranks)
     if plan.topology == "ring":
-        _run_ring(world, ctx, session)
-    else:
-        _run_master_worker(world, ctx, session)
+        return _run_ring(world, ctx, session)
+    return _run_master_worker(world, ctx, session)
 
 
 def _shape(setup: Setup) -> dict[str, Any]:
@@ -228,7 +262,7 @@ def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
     return plan.code.encode_data(X, [y_p for _, y_p in parts])
 
 
-def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> None:
+def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int:
     from gradcode.train.master import Master
     from gradcode.train.tree import tree_links
     from gradcode.train.worker import Worker
@@ -238,24 +272,66 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
         links = tree_links(world, cast(TreeCode, code))
     else:
         links = flat_links(world, ctx.plan.workers)
-    if session is not None:
-        extra = Master(ctx, links, session).run()
-        session.finalize(extra, world.gather(peak_rss_mib(), root=0))
-    else:
+    if session is None:
         Worker(ctx, links).run()
-        world.gather(peak_rss_mib(), root=0)
+        _peak_rss(world, ctx)
+        return 0
+    master = Master(ctx, links, session)
+    extra = master.run()
+    stopped = master.stopped
+    if stopped is not None:
+        extra["stopped"] = session.stop(stopped)
+    session.finalize(extra | _faults(ctx), _peak_rss(world, ctx))
+    if stopped is None:
+        return 0
+    print(f"{PROGRAM}: stopped: {extra['stopped']['message']}", file=sys.stderr, flush=True)
+    return EXIT_CANNOT_CONTINUE
 
 
-def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> None:
+def _faults(ctx: RankContext) -> dict[str, Any]:
+    """``summary.json``'s ``mpi`` and, with ``faults``, what was planned and what failed."""
+    fields: dict[str, Any] = {"mpi": mpilib.describe()}
+    if ctx.failures is not None and ctx.tolerant:
+        fields["failures"] = ctx.failures.records()
+        fields["failed_workers"] = ctx.failures.workers()
+    return fields
+
+
+def _peak_rss(world: MPI.Comm, ctx: RankContext) -> list[float | None] | None:
+    """Every rank's peak RSS on rank 0 (``None`` elsewhere); with failures, the survivors
+    gather on ``MPI_Comm_shrink``'s communicator and dead ranks are ``None``."""
+    if not ctx.tolerant:
+        return world.gather(peak_rss_mib(), root=0)
+    alive = world.Shrink()
+    try:
+        pairs = alive.gather((world.Get_rank(), peak_rss_mib()), root=0)
+    finally:
+        alive.Free()
+    if pairs is None:
+        return None
+    peaks: list[float | None] = [None] * world.Get_size()
+    for rank, value in pairs:
+        peaks[rank] = value
+    return peaks
+
+
+def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int:
     from gradcode.train.ring import RingCoordinator, RingWorker, ring_comm
 
     comm = ring_comm(world)
     start, state = world.bcast(
         (session.start, session.state) if session is not None else None, root=0
     )
-    if session is not None:
-        extra = RingCoordinator(ctx, session).run()
-        session.finalize(extra, world.gather(peak_rss_mib(), root=0))
-    else:
+    if session is None:
         RingWorker(ctx, comm, start, state).run()
-        world.gather(peak_rss_mib(), root=0)
+        _peak_rss(world, ctx)
+        return 0
+    coordinator = RingCoordinator(ctx, session)
+    extra = coordinator.run()
+    if coordinator.stopped is not None:
+        # the ring's workers wait on their dead neighbour: nothing ends them but an abort
+        stopped = session.stop(coordinator.stopped)
+        print(f"{PROGRAM}: stopped: {stopped['message']}", file=sys.stderr, flush=True)
+        world.Abort(EXIT_CANNOT_CONTINUE)
+    session.finalize(extra | _faults(ctx), _peak_rss(world, ctx))
+    return 0

@@ -9,6 +9,7 @@ from mpi4py import MPI
 
 from gradcode.models import Model
 from gradcode.train.bandwidth import SinglePort
+from gradcode.train.failures import Failures
 from gradcode.train.plan import Plan
 
 
@@ -46,6 +47,8 @@ class RankContext:
     #: whether every rank reads one monotonic clock (one kernel), so that a sender's
     #: timestamp and a receiver's can be subtracted (``gradcode.train.node``)
     one_clock: bool = True
+    #: what this rank knows of failed ranks (``faults.tolerate``; disabled otherwise)
+    failures: Failures | None = None
 
     @property
     def rank(self) -> int:
@@ -55,6 +58,10 @@ class RankContext:
     def worker(self) -> int:
         """This rank's worker (tree node) index; -1 on rank 0."""
         return self.rank - 1
+
+    @property
+    def tolerant(self) -> bool:
+        return self.failures is not None and self.failures.enabled
 
     def port(self) -> SinglePort:
         """A fresh receive port with the run's bandwidth emulation."""

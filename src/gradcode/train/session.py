@@ -19,6 +19,7 @@ import numpy as np
 
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train.dataset import TrainingData
+from gradcode.train.failures import CannotContinue, describe_workers
 from gradcode.train.log import (
     MODEL_FILE,
     SUMMARY_FILE,
@@ -47,17 +48,18 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def describe_peak_rss(per_rank: Sequence[float]) -> dict[str, object]:
+def describe_peak_rss(per_rank: Sequence[float | None]) -> dict[str, object]:
     """``summary.json``'s ``peak_rss_mib``: every rank's peak resident set size (MiB, this
     session), rank 0's, the largest and median of the other ranks', and their total (what
-    the whole job held at most, were every rank at its peak together)."""
-    ranks = [round(float(value), 1) for value in per_rank]
-    others = ranks[1:] or [0.0]
+    the whole job held at most, were every rank at its peak together). A rank that died is
+    ``None`` and counts in none of them."""
+    ranks = [None if value is None else round(float(value), 1) for value in per_rank]
+    others = [value for value in ranks[1:] if value is not None] or [0.0]
     return {
         "rank0": ranks[0],
         "worker_max": max(others),
         "worker_median": float(np.median(others)),
-        "total": round(sum(ranks), 1),
+        "total": round(sum(value for value in ranks if value is not None), 1),
         "per_rank": ranks,
     }
 
@@ -159,9 +161,10 @@ class Session:
         )
         return values
 
-    def checkpoint(self) -> None:
+    def checkpoint(self) -> Path:
+        """Write a checkpoint of the iterations completed so far; its path."""
         trajectory = np.array(self.trajectory) if self.config.log.trajectory else None
-        checkpoints.save(
+        return checkpoints.save(
             self.out / CHECKPOINT_DIR,
             checkpoints.Checkpoint(
                 completed=self.completed,
@@ -174,6 +177,23 @@ class Session:
             ),
             self.config.checkpoint.keep,
         )
+
+    def stop(self, stopped: CannotContinue) -> dict[str, Any]:
+        """Failures left the code unable to decode: checkpoint what was completed and say so
+        in one line (``summary.json``'s ``stopped``; ``message`` is the line)."""
+        path = self.checkpoint()
+        message = (
+            f"{describe_workers(stopped.failed)} failed; at iteration {stopped.iteration} "
+            f"{stopped.reason}; last checkpoint {path} ({self.completed} iterations done): "
+            "rerun the same command with every worker to resume from it"
+        )
+        return {
+            "message": message,
+            "iteration": stopped.iteration,
+            "failed_workers": [failure.worker for failure in stopped.failed],
+            "checkpoint": str(path),
+            "completed": self.completed,
+        }
 
     def _network(self) -> dict[str, Any]:
         """``communication`` (emulated or real links), ``ranks``/``nodes`` (where each rank
@@ -203,7 +223,9 @@ class Session:
         }
 
     # -- the end ----------------------------------------------------------------------------
-    def finalize(self, summary: dict[str, Any], peak_rss: Sequence[float] | None = None) -> None:
+    def finalize(
+        self, summary: dict[str, Any], peak_rss: Sequence[float | None] | None = None
+    ) -> None:
         """Final checkpoint, ``model.npy``, ``trajectory.npy`` and ``summary.json``;
         ``peak_rss``: every rank's peak RSS in MiB (rank 0's is taken again at the end)."""
         self.log.close()
@@ -217,7 +239,7 @@ class Session:
             self.last_metrics = self.metrics()
         plan = self.ctx.plan
         peaks = list(peak_rss) if peak_rss is not None else [0.0]
-        peaks[0] = max(peaks[0], peak_rss_mib())
+        peaks[0] = max(peaks[0] or 0.0, peak_rss_mib())
         times = np.array(self.iteration_times) if self.iteration_times else np.array([np.nan])
         payload = (
             {

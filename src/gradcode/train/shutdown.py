@@ -8,6 +8,9 @@ sends ``FINISH`` to every rank. Since every rank drains until ``FINISH`` and
 never be posted (rendezvous), and nobody needs ``MPI_Abort``, which would hide a failure
 behind the status of whichever rank aborted. Errors take the other path: the failing rank
 prints one line and calls ``Abort`` with a non-zero code, which ends every rank.
+
+With ``faults.tolerate`` the dead take no part: rank 0 waits only for the live ranks, sends
+``STOP`` on ``world`` to those whose parent died (``orphans``), and ``FINISH`` to the live.
 """
 
 from __future__ import annotations
@@ -18,38 +21,76 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.train import protocol
-from gradcode.train.transport import nap, probe, receive_vector
+from gradcode.train.failures import Failures
+from gradcode.train.transport import SendSet, nap, probe, receive_vector
 
 
 def stop_all(
     world: MPI.Comm,
     stop_comm: MPI.Comm,
-    stop_ranks: list[int],
+    stop_ranks: dict[int, int],
     drain: Callable[[], bool],
     poll: float,
+    *,
+    failures: Failures | None = None,
+    orphans: Callable[[], list[int]] = list,
 ) -> dict[int, np.ndarray]:
     """Rank 0: the shutdown protocol.
 
-    ``STOP`` goes to ``stop_ranks`` of ``stop_comm``, the channel that carried the models, so
-    it arrives after every model (MPI does not overtake on one communicator); tree nodes
-    forward it to their children. ``drain()`` keeps rank 0's receives and sends moving and
-    returns True once its own sends completed. Returns each rank's ``DONE`` report
-    (``[stale discarded, messages sent]``).
+    ``STOP`` goes to the ranks ``stop_ranks`` of ``stop_comm`` (``{rank in stop_comm: world
+    rank}``), the channel that carried the models, so it arrives after every model (MPI does
+    not overtake on one communicator); tree nodes forward it to their children. ``drain()``
+    keeps rank 0's receives and sends moving and returns True once its own sends completed.
+    Returns each rank's ``DONE`` report (``[stale discarded, messages sent, ...]``).
+
+    With ``failures`` (``faults.tolerate``) dead ranks are neither waited for nor sent
+    anything, and the live ranks ``orphans()`` names (a dead parent cannot pass ``STOP`` on)
+    get ``STOP`` on ``world`` instead; a rank that dies during the shutdown is dropped.
     """
     size = world.Get_size()
     empty = np.empty(0)
-    requests = [stop_comm.Isend([empty, MPI.DOUBLE], dest=r, tag=protocol.STOP) for r in stop_ranks]
+    sends = SendSet(failures)
+    for rank, world_rank in stop_ranks.items():
+        if failures is None or not failures.dead(world_rank):
+            sends.send(stop_comm, empty, rank, protocol.STOP)
+    told: set[int] = set()
     reports: dict[int, np.ndarray] = {}
     status = MPI.Status()
     idle = False
-    while len(reports) < size - 1 or not idle:
+    while True:
         idle = drain()
-        while world.Iprobe(source=MPI.ANY_SOURCE, tag=protocol.DONE, status=status):
-            reports[status.Get_source()] = receive_vector(world, status)
+        if failures is None:
+            while world.Iprobe(source=MPI.ANY_SOURCE, tag=protocol.DONE, status=status):
+                reports[status.Get_source()] = receive_vector(world, status)
+            waiting = size - 1 - len(reports)
+        else:
+            failures.poll()
+            for rank in orphans():
+                if rank not in told:
+                    told.add(rank)
+                    sends.send(world, empty, rank, protocol.STOP)
+            waiting = 0
+            for rank in range(1, size):
+                if rank in reports or failures.dead(rank):
+                    continue
+                try:
+                    if world.Iprobe(source=rank, tag=protocol.DONE, status=status):
+                        reports[rank] = receive_vector(world, status)
+                        continue
+                except MPI.Exception as error:
+                    failures.noticed(error, f"waiting for DONE from rank {rank}")
+                    continue
+                waiting += 1
+        sends.pump()
+        if waiting == 0 and idle:
+            break
         nap(None, poll)
-    MPI.Request.Waitall(requests)
-    finish = [world.Isend([empty, MPI.DOUBLE], dest=r, tag=protocol.FINISH) for r in range(1, size)]
-    while not MPI.Request.Testall(finish):
+    while not sends.idle():
+        nap(None, poll)
+    for rank in range(1, size):
+        if failures is None or not failures.dead(rank):
+            sends.send(world, empty, rank, protocol.FINISH)
+    while not sends.idle():
         nap(None, poll)
     return reports
 

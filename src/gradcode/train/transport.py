@@ -12,6 +12,14 @@ Facts about MPICH (the ``mpich`` wheel) this module is built around:
 - each call into MPICH's progress engine completes about one incoming message: 20 results
   arriving together took 20 polls (23 ms at a 1 ms poll) when each poll called ``Testsome``
   once, and 1.4 ms when it calls it until nothing more completes, as ``ResultPort.poll`` does.
+
+With ``faults.tolerate`` (``gradcode.train.failures``) a peer may die: a receive posted from
+it, a send to it or a probe of it raises ``MPI_ERR_PROC_FAILED``. The port then tests its
+receives one by one (a ``Testsome`` that fails part-way leaves mpi4py's request handles stale
+and may swallow a result that completed beside the failure) and stops listening to the dead
+source; an ``Outbox`` whose destination died drops what it holds and sends nothing more; a
+``SendSet`` forgets sends to dead ranks. Each tells its ``Failures``, which learns from MPI
+which ranks failed.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from mpi4py import MPI
 
 from gradcode.train import protocol
 from gradcode.train.bandwidth import SinglePort
+from gradcode.train.failures import Failures
 from gradcode.train.protocol import FIELD, H, clock
 
 
@@ -65,8 +74,18 @@ class ResultPort:
     their buffers reused at once.
     """
 
-    def __init__(self, comm: MPI.Comm, sources: list[int], width: int, port: SinglePort) -> None:
+    def __init__(
+        self,
+        comm: MPI.Comm,
+        sources: list[int],
+        width: int,
+        port: SinglePort,
+        failures: Failures | None = None,
+    ) -> None:
         self.comm, self.sources, self.width, self.port = comm, list(sources), width, port
+        self.failures = failures if failures is not None and failures.enabled else None
+        #: indices of sources that died (their receive completed in error): never re-posted
+        self.lost: set[int] = set()
         self.iteration = -1
         self.stale = 0
         self.received = 0
@@ -81,7 +100,19 @@ class ResultPort:
 
     def _post(self, index: int) -> MPI.Request:
         buffer = self._buffers[index]
-        return self.comm.Irecv([buffer, MPI.DOUBLE], source=self.sources[index], tag=MPI.ANY_TAG)
+        try:
+            return self.comm.Irecv(
+                [buffer, MPI.DOUBLE], source=self.sources[index], tag=MPI.ANY_TAG
+            )
+        except MPI.Exception as error:
+            self._lose(index, error, "posting a receive")
+            return MPI.REQUEST_NULL
+
+    def _lose(self, index: int, error: MPI.Exception, what: str) -> None:
+        if self.failures is None:
+            raise error
+        self.failures.noticed(error, f"{what} from rank {self.sources[index]} of its channel")
+        self.lost.add(index)
 
     def start(self, iteration: int, now: float) -> None:
         """Begin ``iteration``: results still queued for an older one are dropped."""
@@ -93,6 +124,16 @@ class ResultPort:
 
     def poll(self, now: float) -> list[Result]:
         """Take completed receives; return the current iteration's results received by now."""
+        if self.failures is not None:
+            self._poll_each(now)
+        else:
+            self._poll_some(now)
+        ready = []
+        while self._queue and self._queue[0].accepted <= now:
+            ready.append(self._queue.popleft())
+        return ready
+
+    def _poll_some(self, now: float) -> None:
         # MPICH's progress engine completes about one incoming message per call: keep calling
         # while calls complete something (measured: 20 results took 20 sleeps, now one)
         for _ in range(4 * len(self._requests) + 1):
@@ -103,10 +144,24 @@ class ResultPort:
             # statuses are compacted: statuses[j] describes requests[done[j]]
             for j, index in enumerate(done):
                 self._take(index, self._statuses[j], now, completed)
-        ready = []
-        while self._queue and self._queue[0].accepted <= now:
-            ready.append(self._queue.popleft())
-        return ready
+
+    def _poll_each(self, now: float) -> None:
+        """``_poll_some`` one request at a time, so a dead source's error names it."""
+        progress = True
+        while progress:
+            progress = False
+            for index, request in enumerate(self._requests):
+                if index in self.lost:
+                    continue
+                try:
+                    done = request.Test(self._statuses[index])
+                except MPI.Exception as error:
+                    self._requests[index] = MPI.REQUEST_NULL
+                    self._lose(index, error, "a receive")
+                    continue
+                if done:
+                    self._take(index, self._statuses[index], now, clock())
+                    progress = True
 
     def _take(self, index: int, status: MPI.Status, now: float, completed: float) -> None:
         buffer = self._buffers[index]
@@ -138,6 +193,10 @@ class ResultPort:
         # re-post at once: a sender in rendezvous must always find a receive
         self._requests[index] = self._post(index)
 
+    def alive_sources(self) -> list[int]:
+        """Sources whose receive is still posted (all but the dead)."""
+        return [source for i, source in enumerate(self.sources) if i not in self.lost]
+
     def next_event(self) -> float | None:
         """When the next queued result will have been received (``None``: nothing queued)."""
         return self._queue[0].accepted if self._queue else None
@@ -148,9 +207,17 @@ class ResultPort:
 
     def close(self) -> None:
         """Cancel the posted receives (every sender has finished)."""
-        for request in self._requests:
+        live = [r for i, r in enumerate(self._requests) if i not in self.lost]
+        for request in live:
             request.Cancel()
-        MPI.Request.Waitall(self._requests)
+        if self.failures is None:
+            MPI.Request.Waitall(live)
+            return
+        for request in live:  # a source that died since the last poll completes in error
+            try:
+                request.Wait()
+            except MPI.Exception as error:
+                self.failures.noticed(error, "cancelling a receive")
 
 
 #: what a tree parent tells the master about its children's messages, in its ``DONE`` report
@@ -196,6 +263,9 @@ class Outbox:
     dest: int
     link_free: float = 0.0
     sent: int = 0
+    failures: Failures | None = None
+    #: the destination died: everything queued was dropped and nothing more is sent
+    dead: bool = False
     _queue: deque[_Queued] = field(default_factory=deque)
     _pending: list[tuple[MPI.Request, np.ndarray]] = field(default_factory=list)
 
@@ -203,6 +273,8 @@ class Outbox:
         self, buffer: np.ndarray, tag: int, iteration: int, ready: float, link_seconds: float
     ) -> float:
         """Queue ``buffer`` to leave at ``max(ready, link free) + link_seconds``; returns that."""
+        if self.dead:
+            return ready
         departure = max(ready, self.link_free) + link_seconds
         self.link_free = departure
         self._queue.append(_Queued(departure, buffer, tag, iteration))
@@ -210,14 +282,22 @@ class Outbox:
 
     def pump(self, now: float) -> None:
         """Send what is due; forget sends that completed."""
-        while self._queue and self._queue[0].departure <= now:
-            item = self._queue.popleft()
-            item.buffer[FIELD["sent"]] = clock()
-            request = self.comm.Isend([item.buffer, MPI.DOUBLE], dest=self.dest, tag=item.tag)
-            self._pending.append((request, item.buffer))
-            self.sent += 1
-        if self._pending:
-            self._pending = [(r, b) for r, b in self._pending if not r.Test()]
+        try:
+            while self._queue and self._queue[0].departure <= now:
+                item = self._queue.popleft()
+                item.buffer[FIELD["sent"]] = clock()
+                request = self.comm.Isend([item.buffer, MPI.DOUBLE], dest=self.dest, tag=item.tag)
+                self._pending.append((request, item.buffer))
+                self.sent += 1
+            if self._pending:
+                self._pending = [(r, b) for r, b in self._pending if not r.Test()]
+        except MPI.Exception as error:
+            if self.failures is None or not self.failures.enabled:
+                raise
+            self.failures.noticed(error, f"a send to rank {self.dest} of its channel")
+            self.dead = True
+            self._queue.clear()
+            self._pending = []
 
     def drop_before(self, iteration: int, now: float) -> None:
         """Skip queued messages of iterations before ``iteration`` (stale work is not sent)."""
@@ -239,17 +319,38 @@ class Outbox:
 
 
 class SendSet:
-    """Fire-and-forget ``Isend``s whose buffers must live until they complete (models)."""
+    """Fire-and-forget ``Isend``s whose buffers must live until they complete (models).
 
-    def __init__(self) -> None:
+    With ``failures``, a send to a rank that died is forgotten (and reported to it)."""
+
+    def __init__(self, failures: Failures | None = None) -> None:
         self._pending: list[tuple[MPI.Request, np.ndarray]] = []
+        self.failures = failures if failures is not None and failures.enabled else None
 
     def send(self, comm: MPI.Comm, buffer: np.ndarray, dest: int, tag: int) -> None:
-        self._pending.append((comm.Isend([buffer, MPI.DOUBLE], dest=dest, tag=tag), buffer))
+        try:
+            request = comm.Isend([buffer, MPI.DOUBLE], dest=dest, tag=tag)
+        except MPI.Exception as error:
+            if self.failures is None:
+                raise
+            self.failures.noticed(error, f"a send to rank {dest} of its channel")
+            return
+        self._pending.append((request, buffer))
 
     def pump(self) -> None:
-        if self._pending:
+        if not self._pending:
+            return
+        if self.failures is None:
             self._pending = [(r, b) for r, b in self._pending if not r.Test()]
+            return
+        kept = []
+        for request, buffer in self._pending:
+            try:
+                if not request.Test():
+                    kept.append((request, buffer))
+            except MPI.Exception as error:
+                self.failures.noticed(error, "a send")
+        self._pending = kept
 
     def pending(self) -> int:
         return len(self._pending)

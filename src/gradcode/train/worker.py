@@ -23,6 +23,12 @@ times) and appends them to its ``DONE`` report; the master puts them in ``summar
 Shutdown: on ``STOP`` from the master the worker stops computing, lets its pending sends
 complete (receivers keep draining) and answers ``DONE``; it keeps draining its own receives
 until ``FINISH``, so no sender anywhere is left blocked in rendezvous.
+
+Failures (``faults.tolerate``, ``gradcode.train.failures``): a dead child's messages never
+come, and the node waits for the others as for any straggler (its rule decides whether it can
+still send); when the parent dies, the node's outbox drops its messages, no model comes any
+more, and the node waits for ``STOP``, which the master then sends it on ``world``. Workers in
+``faults.silent`` stop answering from their iteration on, like persistent stragglers.
 """
 
 from __future__ import annotations
@@ -96,16 +102,20 @@ class Worker:
         self.prefix = {key: self._prefix(key) for key in self.keys}
         self.partials = np.empty((len(self.parts), self.features))
         self.persistent = self.worker in plan.config.stragglers.persistent
+        faults = plan.config.faults
+        self.silent_from = faults.silent_from(self.worker) if faults is not None else None
+        self.failures = ctx.failures if ctx.tolerant else None
+        #: the parent died: nothing more comes from it, nothing more goes to it
+        self.orphan = False
         self.adversary = self.worker in plan.config.adversaries.workers
         self.delays = plan.delay_source()
-        self.outbox = Outbox(links.up_comm, links.up_rank)
-        self.forwards = SendSet()
+        self.outbox = Outbox(links.up_comm, links.up_rank, failures=self.failures)
+        self.forwards = SendSet(self.failures)
         self.port: ResultPort | None = None
         self.relay = RelayStats()
         if links.children:
-            self.port = ResultPort(
-                links.down_comm, list(range(1, len(links.children) + 1)), self.width, ctx.port()
-            )
+            sources = list(range(1, len(links.children) + 1))
+            self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
         self.job: _Job | None = None
         self.latest = -1
         self.stopping = False
@@ -178,18 +188,35 @@ class Worker:
         """Take every message from the parent and the master; keep only the newest model."""
         links, status = self.links, MPI.Status()
         newest: np.ndarray | None = None
-        while probe(links.up_comm, links.up_rank, status):
-            vector = receive_vector(links.up_comm, status)
-            if status.Get_tag() == protocol.MODEL:
-                newest = vector
-            elif status.Get_tag() == protocol.STOP:
-                self._stop()
+        try:
+            while not self.orphan and probe(links.up_comm, links.up_rank, status):
+                vector = receive_vector(links.up_comm, status)
+                if status.Get_tag() == protocol.MODEL:
+                    newest = vector
+                elif status.Get_tag() == protocol.STOP:
+                    self._stop()
+        except MPI.Exception as error:
+            if self.failures is None:
+                raise
+            self.failures.noticed(error, "listening to the parent")
+            self._orphaned()
+        if self.outbox.dead and not self.orphan:
+            self._orphaned()
         while probe(links.world, 0, status):
             receive_vector(links.world, status)
             if status.Get_tag() == protocol.FINISH:
                 self.finished = True
+            elif status.Get_tag() == protocol.STOP and not self.stopping:
+                self._stop()  # the master's, when the parent that would pass it on died
         if newest is not None and not self.stopping and int(newest[0]) > self.latest:
             self._begin(newest)
+
+    def _orphaned(self) -> None:
+        """The parent died: drop the work (no one to send it to) and wait for ``STOP``."""
+        self.orphan = True
+        self.job = None
+        self.outbox.dead = True
+        self.outbox.drop_before(1 << 62, clock())
 
     def _stop(self) -> None:
         """``STOP`` came after the last model: drop the work, pass ``STOP`` on to children."""
@@ -209,7 +236,7 @@ class Worker:
             for result in self.job.children.values():
                 self.port.release(result)
         self.job = None
-        if self.persistent:
+        if self.persistent or (self.silent_from is not None and iteration >= self.silent_from):
             return  # never answers (and, in a tree, takes its subtree down with it)
         if self.port is not None:
             self.port.start(iteration, now)

