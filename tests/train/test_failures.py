@@ -110,11 +110,15 @@ def test_a_kill_ends_where_a_silent_worker_does(tmp_path, logistic_data, scheme,
     ).check()
     _check_failed(killed, [worker])
     assert silent.summary()["mpi"]["library"] == "mpich"
-    assert relative_errors(killed.trajectory(), silent.trajectory()).max() <= 1e-12
+    # the error-correcting decoder solves a different system per responder set (round-off)
+    tolerance = 1e-9 if "adversaries" in extra else 1e-12
+    assert relative_errors(killed.trajectory(), silent.trajectory()).max() <= tolerance
     reference = serial_trajectory(load_config(killed.run_file))
-    assert relative_errors(killed.trajectory(), reference).max() <= 1e-12
+    assert relative_errors(killed.trajectory(), reference).max() <= tolerance
     if "adversaries" in extra:
-        assert killed.summary()["adversaries_caught"] == {"3": 12}
+        used = [record for record in killed.log() if 3 in record["used"]]
+        assert all(record["adversaries"] == [3] for record in used)
+        assert killed.summary()["adversaries_caught"] == {"3": len(used)}
 
 
 def test_berrut_through_a_failure_reports_its_error_estimate_beside_the_error(
@@ -133,13 +137,14 @@ def test_berrut_through_a_failure_reports_its_error_estimate_beside_the_error(
     data = load_training_data(config.data, 5, "logistic")
     model, step = LogisticRegression(), config.optimizer.step
     log, trajectory = job.log(), job.trajectory()
+    gone = job.summary()["failures"][0]["iteration"]
     previous = np.zeros(data.features)
     for t, record in enumerate(log):
         # gd with a constant step and no l2: the decoded sum is (theta_t - theta_t+1) N / step
         decoded = (previous - trajectory[t]) * data.rows / step
         exact = sum(model.partial_gradient(*data.part(p), previous) for p in range(5))
         error = float(np.linalg.norm(decoded - exact))
-        if t >= 4:  # worker 2 is gone: the same four responders every iteration
+        if t > gone:  # worker 2 is gone: the same four responders every iteration
             assert 2 not in record["used"] and len(record["used"]) == 4
         # the code's own estimate is of the order of the error it makes (a proxy, not a
         # bound: gradcode.codes.berrut measured estimate / error in [0.3, 10] 97 % of the time)
