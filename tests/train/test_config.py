@@ -167,3 +167,33 @@ def test_random_set_delays_exactly_count_workers():
     for t in range(20):
         start = source.delays(t).start
         assert sorted(start.tolist()) == [0.0] * 4 + [0.3] * 2
+
+
+@pytest.mark.parametrize(
+    ("faults", "expected"),
+    [
+        ({"kill": [{"worker": 9, "iteration": 1}]}, "faults.kill: worker 9 does not exist"),
+        ({"kill": [{"worker": 1}]}, "faults.kill[0].iteration: missing"),
+        ({"kill": [{"worker": 1, "iteration": 2, "x": 1}]}, "faults.kill[0].x: unknown key"),
+        ({"tolerate": False, "kill": [{"worker": 1, "iteration": 2}]}, "needs faults.tolerate"),
+        (
+            {"silent": [{"worker": 0, "iteration": 1}, {"worker": 1, "iteration": 1}]},
+            "faults.silent: frc {'n': 4, 's': 1} cannot decode without workers [0, 1]",
+        ),
+        (
+            {"kill": [{"worker": 1, "iteration": 2}], "silent": [{"worker": 1, "iteration": 3}]},
+            "faults.silent: worker 1 is also in faults.kill",
+        ),
+        ({"retry": 1}, "faults.retry: unknown key"),
+    ],
+)
+def test_faults_are_validated_where_they_enter(faults, expected):
+    assert expected in error_of(minimal(faults=faults))
+
+
+def test_kills_beyond_what_the_code_tolerates_are_allowed_and_change_no_fingerprint():
+    # the run then stops in one line (what such a run shows): not a configuration error
+    run = minimal(faults={"kill": [{"worker": 0, "iteration": 1}, {"worker": 1, "iteration": 1}]})
+    config = parse_config(run)
+    build_plan(config)
+    assert config.fingerprint() == parse_config(minimal()).fingerprint()

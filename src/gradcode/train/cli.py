@@ -68,7 +68,26 @@ def cmd_check(args: argparse.Namespace, rest: list[str]) -> int:
     print(f"stragglers   {plan.delay_source().describe()['model']}")
     if config.network is not None:
         print(f"network      {_network_line(plan, data.features)}")
+    if config.faults is not None:
+        print(f"faults       {_faults_line(plan)}")
     return 0
+
+
+def _faults_line(plan) -> str:
+    """How the run meets failures: its MPI, the failures caused on purpose, and whether the
+    code decodes without the workers they take (else the run stops there, resumable)."""
+    from gradcode.train.failures import alive_decodable
+
+    faults = plan.config.faults
+    mpi = "Open MPI with ULFM (python -m gradcode.train.ulfm)" if faults.tolerate else "MPICH"
+    events = [f"kill worker {e.worker} at iteration {e.iteration}" for e in faults.kill]
+    events += [f"worker {e.worker} silent from iteration {e.iteration}" for e in faults.silent]
+    line = f"{mpi}; " + ("; ".join(events) if events else "no failure caused")
+    lost = {e.worker for e in (*faults.kill, *faults.silent)}
+    lost |= set(plan.config.stragglers.persistent)
+    if lost and not alive_decodable(plan.code, lost):
+        line += f"; the code cannot decode without workers {sorted(lost)}: the run will stop"
+    return line
 
 
 def _network_line(plan, features: int) -> str:
