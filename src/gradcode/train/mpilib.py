@@ -89,8 +89,8 @@ def ulfm_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 #: MCA parameters of every fault-tolerant job: ob1 over TCP and self. UCX (Open MPI's default
 #: where it finds hardware for it) has no ULFM support; shared memory (``sm``) is left out too:
-#: a tree job whose leaf was killed in the middle of a transfer hung once in six under load
-#: with it, never without it
+#: a tree job whose leaf was killed hung once with it beside a concurrent test suite, and not
+#: since without it (not yet measured side by side)
 ULFM_MCA = (("pml", "ob1"), ("btl", "tcp,self"))
 
 
