@@ -13,10 +13,17 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO
 
 from gradcode.blas import single_thread_environment
 from gradcode.train.mpilib import hydra
+
+#: seconds a hung job's ranks get to print their stacks before the job is killed
+STACK_DUMP_WAIT = 3.0
+#: characters of a hung job's stderr its error message ends with
+HUNG_TAIL = 8000
 
 
 def mpiexec() -> str:
@@ -55,14 +62,31 @@ def run_job(
     return run_command(line, timeout=timeout, env=env)
 
 
+class HungJob(subprocess.TimeoutExpired):
+    """A job that outlived its timeout; its message ends with what it printed last (the
+    ranks' stacks) and the processes it had left."""
+
+    def __init__(
+        self, argv: Sequence[str], timeout: float, stdout: str, stderr: str, processes: str
+    ) -> None:
+        super().__init__(list(argv), timeout, output=stdout, stderr=stderr)
+        self.processes = processes
+
+    def __str__(self) -> str:
+        tail = (self.stderr or "")[-HUNG_TAIL:]
+        return f"{super().__str__()}\n{tail}\nprocesses of the hung job:\n{self.processes}"
+
+
 def run_command(
     argv: Sequence[str], *, timeout: float = 300, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run an MPI job's command line to completion; stdout and stderr captured as text.
 
-    The job runs in its own session with ``job_environment(env)``; on timeout the whole
+    The job runs in its own session with ``job_environment(env)``; on timeout every rank is
+    asked where it is (``SIGUSR1``: ``gradcode.train`` dumps its Python stacks), then the whole
     process group (mpiexec, its proxies and every rank) is killed, so no rank outlives a hung
-    job, then ``subprocess.TimeoutExpired`` is raised.
+    job, and ``subprocess.TimeoutExpired`` is raised with the stacks and the group's processes
+    in its ``stderr``.
     """
     process = subprocess.Popen(
         list(argv),
@@ -75,15 +99,95 @@ def run_command(
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        kill_group(process)
-        process.communicate()
-        raise
+        # a launcher may start the ranks in sessions of their own, and a process that outlived
+        # the launcher keeps our pipes open: find them by descent and by the pipes they hold
+        family = descendants(process.pid) | holders(process.stderr)
+        listing = dump_stacks(family)
+        try:
+            # the launcher forwards what the ranks print: give the dumps time to come through
+            stdout, stderr = process.communicate(timeout=STACK_DUMP_WAIT)
+        except subprocess.TimeoutExpired:
+            kill_group(process, family)
+            stdout, stderr = process.communicate()
+        kill_group(process, family)
+        raise HungJob(process.args, timeout, stdout, stderr, listing) from None
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
-def kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the process group of ``process`` (started with ``start_new_session``)."""
+def _processes() -> dict[int, tuple[str, list[str]]]:
+    """Every live process: its state letter and command line."""
+    return {pid: (state, words) for pid, (_, state, words) in _table().items()}
+
+
+def _table() -> dict[int, tuple[int, str, list[str]]]:
+    """Every live process: its parent, state letter and command line."""
+    table: dict[int, tuple[int, str, list[str]]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in argv if a]
+        table[int(entry.name)] = (int(stat[1]), stat[0], words)
+    return table
+
+
+def descendants(pid: int) -> dict[int, tuple[str, list[str]]]:
+    """Every live descendant of ``pid`` (and ``pid``): its state letter and command line."""
+    table = _table()
+    family, grew = {pid}, True
+    while grew:
+        grew = False
+        for child, (parent, _, _) in table.items():
+            if parent in family and child not in family:
+                family.add(child)
+                grew = True
+    return {p: table[p][1:] for p in sorted(family & table.keys())}
+
+
+def holders(stream: IO[str] | None) -> dict[int, tuple[str, list[str]]]:
+    """The processes that hold the other end of the pipe ``stream`` reads."""
+    if stream is None:
+        return {}
+    pipe = f"pipe:[{os.fstat(stream.fileno()).st_ino}]"
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if any(os.readlink(fd) == pipe for fd in (entry / "fd").iterdir()):
+                found.add(int(entry.name))
+        except OSError:
+            continue
+    return {pid: info for pid, info in _processes().items() if pid in found}
+
+
+def dump_stacks(processes: dict[int, tuple[str, list[str]]]) -> str:
+    """``SIGUSR1`` to the ranks (``python -m gradcode.train ...``) among ``processes``
+    (``descendants``); returns them, one ``pid state command`` line each."""
+    lines = []
+    for pid, (state, words) in sorted(processes.items()):
+        lines.append(f"{pid} {state} {' '.join(words)}")
+        if words[1:3] == ["-m", "gradcode.train"]:
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+    return "\n".join(lines)
+
+
+def kill_group(process: subprocess.Popen, others: Iterable[int] = ()) -> None:
+    """SIGKILL the process group of ``process`` (started with ``start_new_session``) and the
+    processes ``others``."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    for pid in others:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
