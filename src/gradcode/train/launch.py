@@ -102,15 +102,15 @@ def run_command(
         # a launcher may start the ranks in sessions of their own, and a process that outlived
         # the launcher keeps our pipes open: find them by descent and by the pipes they hold
         family = descendants(process.pid) | holders(process.stderr)
-        listing = dump_stacks(family)
+        # the launcher forwards what the ranks print: give their dumps time to come through
+        wait = STACK_DUMP_WAIT if dump_stacks(family) else 0.0
         try:
-            # the launcher forwards what the ranks print: give the dumps time to come through
-            stdout, stderr = process.communicate(timeout=STACK_DUMP_WAIT)
+            stdout, stderr = process.communicate(timeout=wait)
         except subprocess.TimeoutExpired:
             kill_group(process, family)
             stdout, stderr = process.communicate()
         kill_group(process, family)
-        raise HungJob(process.args, timeout, stdout, stderr, listing) from None
+        raise HungJob(process.args, timeout, stdout, stderr, describe_processes(family)) from None
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
@@ -165,18 +165,25 @@ def holders(stream: IO[str] | None) -> dict[int, tuple[str, list[str]]]:
     return {pid: info for pid, info in _processes().items() if pid in found}
 
 
-def dump_stacks(processes: dict[int, tuple[str, list[str]]]) -> str:
+def dump_stacks(processes: dict[int, tuple[str, list[str]]]) -> int:
     """``SIGUSR1`` to the ranks (``python -m gradcode.train ...``) among ``processes``
-    (``descendants``); returns them, one ``pid state command`` line each."""
-    lines = []
-    for pid, (state, words) in sorted(processes.items()):
-        lines.append(f"{pid} {state} {' '.join(words)}")
+    (``descendants``); returns how many were asked."""
+    asked = 0
+    for pid, (_, words) in processes.items():
         if words[1:3] == ["-m", "gradcode.train"]:
             try:
                 os.kill(pid, signal.SIGUSR1)
+                asked += 1
             except ProcessLookupError:
                 pass
-    return "\n".join(lines)
+    return asked
+
+
+def describe_processes(processes: dict[int, tuple[str, list[str]]]) -> str:
+    """One ``pid state command`` line per process."""
+    return "\n".join(
+        f"{pid} {state} {' '.join(words)}" for pid, (state, words) in sorted(processes.items())
+    )
 
 
 def kill_group(process: subprocess.Popen, others: Iterable[int] = ()) -> None:
