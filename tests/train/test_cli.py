@@ -49,3 +49,15 @@ def test_bad_run_file_is_a_one_line_cli_error(tmp_path, logistic_data):
         invoke(["train", "check", str(run_file)])
     with pytest.raises(CLIError, match="cannot read"):
         invoke(["train", "command", str(tmp_path / "missing.yaml")])
+
+
+def test_check_counts_spares_and_says_which_kills_they_absorb(tmp_path, logistic_data, capsys):
+    kills = [{"worker": 1, "iteration": 3}, {"worker": 0, "iteration": 8}]
+    run = base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 1}})
+    with_spare = write_run(tmp_path / "spare.yaml", run | {"faults": {"kill": kills, "spares": 1}})
+    alone = write_run(tmp_path / "alone.yaml", run | {"faults": {"kill": kills}})
+    invoke(["train", "check", str(with_spare)])
+    out = capsys.readouterr().out
+    assert "MPI ranks    6" in out and "1 spare ranks take" in out and "will stop" not in out
+    invoke(["train", "check", str(alone)])
+    assert "cannot decode without workers [0, 1]: the run will stop" in capsys.readouterr().out

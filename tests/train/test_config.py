@@ -185,10 +185,25 @@ def test_random_set_delays_exactly_count_workers():
             "faults.silent: worker 1 is also in faults.kill",
         ),
         ({"retry": 1}, "faults.retry: unknown key"),
+        ({"spares": -1}, "faults.spares: must be >= 0"),
+        ({"spares": 1.5}, "faults.spares: must be an integer"),
+        ({"tolerate": False, "spares": 1}, "faults.spares: needs faults.tolerate"),
     ],
 )
 def test_faults_are_validated_where_they_enter(faults, expected):
     assert expected in error_of(minimal(faults=faults))
+
+
+def test_spares_add_ranks_and_replace_master_worker_workers_only():
+    plan = build_plan(parse_config(minimal(faults={"spares": 2})))
+    assert plan.spares == 2 and plan.world_size == plan.workers + 3
+    with pytest.raises(ConfigError, match=r"job needs n \+ 1 \+ 2 spares = 7 MPI ranks \(got 5\)"):
+        check_world(plan, 5)
+    ring = {"name": "ring-allreduce", "params": {"n": 3}}
+    assert (
+        "faults.spares: a spare replaces a master-worker code's worker; ring-allreduce is a "
+        "ring code" in error_of(minimal(scheme=ring, faults={"spares": 1}))
+    )
 
 
 def test_kills_beyond_what_the_code_tolerates_are_allowed_and_change_no_fingerprint():

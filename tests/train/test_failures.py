@@ -204,3 +204,31 @@ def test_a_tolerant_run_refuses_an_mpi_that_is_not(tmp_path, logistic_data):
     assert result.returncode == 2
     assert "faults.tolerate: this job runs on MPICH" in result.stderr
     assert "python -m gradcode.train.ulfm" in result.stderr
+
+
+def test_a_spare_takes_a_dead_workers_place(tmp_path, logistic_data):
+    """FRC (n, s) = (4, 1): worker 1 dies, a spare takes its place; then worker 0 dies, which
+    without the spare would leave group {0, 1} without a live worker. The run ends exact."""
+    scheme = {"name": "frc", "params": {"n": 4, "s": 1}}
+    faults = _kill((1, 3), (0, 8)) | {"spares": 1}
+    run = base_run(logistic_data, iterations=14, scheme=scheme, stragglers=SLOW, faults=faults)
+    job = run_config(tmp_path, run, ranks=6).check()
+    _check_failed(job, [0, 1])
+    summary = job.summary()
+    [replacement] = summary["replacements"]
+    assert replacement["worker"] == 1 and replacement["spare_rank"] == 5
+    assert replacement["failed_rank"] == 2 and 3 <= replacement["iteration"] < 8
+    assert 0 < replacement["recovery"] < 5.0
+    # the spare's results count from the first iteration its data was in before FRC decoded
+    assert replacement["iteration"] <= replacement["first_result_iteration"] < 8
+    log = job.log()
+    assert log[-1]["replaced"] == [{"worker": 1, "rank": 5}]
+    # after worker 0 died, every iteration used the spare's message for group {0, 1}
+    assert all(1 in record["used"] for record in log[9:])
+    reference = serial_trajectory(load_config(job.run_file))
+    assert relative_errors(job.trajectory(), reference).max() <= 1e-12
+    # the same kills without the spare: group {0, 1} is gone at iteration 8 and the run stops
+    run["faults"] = _kill((1, 3), (0, 8))
+    alone = run_config(tmp_path, run, ranks=5, name="alone")
+    assert alone.result.returncode == EXIT_CANNOT_CONTINUE, alone.result.stderr[-2000:]
+    assert alone.summary()["stopped"]["iteration"] >= 8

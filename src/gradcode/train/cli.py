@@ -83,7 +83,11 @@ def _faults_line(plan) -> str:
     events = [f"kill worker {e.worker} at iteration {e.iteration}" for e in faults.kill]
     events += [f"worker {e.worker} silent from iteration {e.iteration}" for e in faults.silent]
     line = f"{mpi}; " + ("; ".join(events) if events else "no failure caused")
-    lost = {e.worker for e in (*faults.kill, *faults.silent)}
+    if faults.spares:
+        line += f"; {faults.spares} spare ranks take the first dead workers' places"
+    # each spare brings a killed worker back (the earliest kills first)
+    killed = [e.worker for e in faults.kill][faults.spares :]
+    lost = {*killed, *(e.worker for e in faults.silent)}
     lost |= set(plan.config.stragglers.persistent)
     if lost and not alive_decodable(plan.code, lost):
         line += f"; the code cannot decode without workers {sorted(lost)}: the run will stop"

@@ -62,6 +62,9 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       silent: [{worker: int, iteration: int}]  # [] the worker stops answering from
                                     # `iteration` on, its process alive (the emulated twin
                                     # of a kill)
+      spares: int >= 0              # [0] extra ranks started idle; the master gives a
+                                    # dead worker's partitions to one, which takes its place
+                                    # (master-worker codes; needs tolerate)
 
 A ``rate`` is bytes per second (a number) or a string in ``tc``'s units: ``<number><unit>``
 with ``bit``, ``kbit``, ``mbit``, ``gbit`` (SI bits per second), ``kibit``, ``mibit``, ``gibit``
@@ -82,7 +85,9 @@ prints it); a worker that dies is detected by MPI's own error and treated as a p
 straggler by the code's own rule, and a run that cannot go on stops with one line and resumes
 from its checkpoint. ``kill`` and ``silent`` cause failures on purpose; ``silent`` workers must
 leave the code decodable (``gradcode.train.plan``), while ``kill`` may exceed what the code
-tolerates (the run then stops, which is what such a run shows).
+tolerates (the run then stops, which is what such a run shows). ``spares`` adds that many
+ranks after the workers (the job has ``n + 1 + spares``); each waits idle until the master
+hands it a dead worker's place (``gradcode.train.spares``).
 
 Worker indices (``persistent``, ``adversaries.workers``, ``faults``) are 0-based code workers
 (MPI rank minus one). The scheme, its parameters, the straggler model and the world size are
@@ -334,6 +339,7 @@ class FaultsConfig:
     tolerate: bool = True
     kill: tuple[FaultEvent, ...] = ()
     silent: tuple[FaultEvent, ...] = ()
+    spares: int = 0
 
     def silent_from(self, worker: int) -> int | None:
         """The iteration from which ``worker`` stops answering (``None``: never)."""
@@ -596,7 +602,7 @@ def _runtime(top: _Section) -> RuntimeConfig:
 def _faults(top: _Section) -> FaultsConfig | None:
     if not top.has("faults"):
         return None
-    section = top.section("faults", ("tolerate", "kill", "silent"))
+    section = top.section("faults", ("tolerate", "kill", "silent", "spares"))
     kill = _fault_events(section, "kill")
     silent = _fault_events(section, "silent")
     both = sorted({e.worker for e in kill} & {e.worker for e in silent})
@@ -605,7 +611,10 @@ def _faults(top: _Section) -> FaultsConfig | None:
     tolerate = section.boolean("tolerate", True)
     if kill and not tolerate:
         raise ConfigError("faults.kill: needs faults.tolerate (a killed rank ends the job)")
-    return FaultsConfig(tolerate=tolerate, kill=kill, silent=silent)
+    spares = section.integer("spares", 0, minimum=0)
+    if spares and not tolerate:
+        raise ConfigError("faults.spares: needs faults.tolerate (only a survivor can replace)")
+    return FaultsConfig(tolerate=tolerate, kill=kill, silent=silent, spares=spares)
 
 
 def _fault_events(section: _Section, name: str) -> tuple[FaultEvent, ...]:

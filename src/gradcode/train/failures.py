@@ -57,7 +57,7 @@ class Failure:
     """One failed rank as the detecting rank saw it."""
 
     rank: int
-    worker: int
+    worker: int | None  # the code worker the rank served (None: an idle spare)
     node: str | None
     iteration: int | None
     seconds: float  # into the run (the detecting rank's clock since the run began)
@@ -80,7 +80,8 @@ class Failures:
     """This rank's knowledge of dead ranks of ``world`` (see the module docstring).
 
     ``enabled`` is False on a run without ``faults.tolerate``: nothing is asked of MPI, and an
-    MPI error stays an error.
+    MPI error stays an error. Rank ``r <= workers`` serves worker ``r - 1``; the ranks after
+    them are spares, which serve no worker until ``assign`` gives one a dead worker's place.
     """
 
     def __init__(
@@ -88,12 +89,19 @@ class Failures:
         world: MPI.Comm,
         *,
         enabled: bool,
+        workers: int | None = None,
         began: float | None = None,
         hosts: Sequence[str] | None = None,
     ) -> None:
         self.world, self.enabled = world, enabled
         self.began = clock() if began is None else began
         self.hosts = list(hosts) if hosts is not None else None
+        size = world.Get_size()
+        workers = size - 1 if workers is None else workers
+        #: the worker each rank serves (``None``: rank 0, an idle spare)
+        self.serves: dict[int, int | None] = {
+            rank: rank - 1 if 0 < rank <= workers else None for rank in range(size)
+        }
         self.failed: dict[int, Failure] = {}
         self.iteration: int | None = None
         self._fresh: list[Failure] = []
@@ -128,7 +136,7 @@ class Failures:
                 continue
             record = Failure(
                 rank=rank,
-                worker=rank - 1,
+                worker=self.serves.get(rank),
                 node=self.hosts[rank] if self.hosts is not None else None,
                 iteration=self.iteration,
                 seconds=now - self.began,
@@ -144,9 +152,13 @@ class Failures:
     def dead(self, rank: int) -> bool:
         return rank in self.failed
 
+    def assign(self, rank: int, worker: int) -> None:
+        """Spare ``rank`` serves ``worker`` from now on (its failures are that worker's)."""
+        self.serves[rank] = worker
+
     def workers(self) -> list[int]:
-        """Failed workers (world rank - 1), sorted."""
-        return sorted(rank - 1 for rank in self.failed if rank > 0)
+        """Workers that lost a rank (a worker replaced and lost again counts once), sorted."""
+        return sorted({f.worker for f in self.failed.values() if f.worker is not None})
 
     def take_fresh(self) -> list[Failure]:
         """Failures learned since the last call (for the iteration's log record)."""
@@ -178,5 +190,6 @@ def describe_workers(failures: Sequence[Failure]) -> str:
     parts = []
     for failure in failures:
         where = f", node {failure.node}" if failure.node else ""
-        parts.append(f"worker {failure.worker} (rank {failure.rank}{where})")
+        who = "spare" if failure.worker is None else f"worker {failure.worker}"
+        parts.append(f"{who} (rank {failure.rank}{where})")
     return ", ".join(parts)

@@ -41,6 +41,7 @@ ends the iterations, and the run stops after its shutdown (``gradcode.train.run`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -53,6 +54,7 @@ from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
+from gradcode.train.spares import Replacements
 from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
 
 #: seconds between the master's questions to MPI about failed ranks while it waits
@@ -64,7 +66,13 @@ class IterationTimeout(RuntimeError):
 
 
 class Master:
-    def __init__(self, ctx: RankContext, links: Links, session: Session) -> None:
+    def __init__(
+        self,
+        ctx: RankContext,
+        links: Links,
+        session: Session,
+        share: Callable[[int], dict[int, Any]] | None = None,
+    ) -> None:
         self.ctx, self.links, self.session = ctx, links, session
         code = ctx.plan.code
         assert code is not None and links.down_comm is not None
@@ -73,15 +81,25 @@ class Master:
         # a tree's root reduces its children; the TreeCode interface says how
         self.tree = cast(TreeCode, code) if capabilities.topology == "tree" else None
         width = code.message_length(ctx.features)
-        sources = list(range(1, len(links.children) + 1))
+        spares = ctx.plan.spares
+        # a spare's results come on its own channel (flat: ``down_comm`` ranks are world's)
+        sources = list(range(1, len(links.children) + 1 + spares))
         self.failures = ctx.failures if ctx.tolerant else None
         self.port = ResultPort(links.down_comm, sources, width, ctx.port(), self.failures)
         self.sends = SendSet(self.failures)
-        #: world rank of every child (``down_comm`` rank ``j + 1`` is ``children[j]``)
-        self.child_ranks = [child + 1 for child in links.children]
+        #: ``down_comm`` rank and world rank of every child (``children[j]``: ``j + 1`` and
+        #: ``j + 1`` until a spare takes child ``j``'s place)
+        self.child_ranks = [(j + 1, child + 1) for j, child in enumerate(links.children)]
+        self.spares: Replacements | None = None
+        if spares:
+            assert self.failures is not None and share is not None
+            self.spares = Replacements(
+                ctx.world, self.failures, ctx.plan.workers, spares, share, self.failures.began
+            )
         self.stopped: CannotContinue | None = None
         self._polled = 0.0
         self._checked = 0  # failures already checked against the code
+        self._model: np.ndarray | None = None  # the current iteration's (a new spare gets it)
         self.keys = code.all_message_keys()
         self.delays = ctx.plan.delay_source()
         self.reports = capabilities.corrects_adversaries and code.a > 0
@@ -95,7 +113,7 @@ class Master:
                 self._iteration(t)
         except CannotContinue as stop:
             self.stopped = stop
-        children = dict(enumerate(self.child_ranks, start=1))
+        children = dict(self.child_ranks)
         reports = stop_all(
             self.ctx.world,
             self.links.down_comm,
@@ -107,10 +125,15 @@ class Master:
         )
         self.port.close()
         self.session.stale += self.port.stale
-        return {
-            "stale_discarded_by_nodes": int(sum(r[0] for r in reports.values())),
-            "messages_sent": int(sum(r[1] for r in reports.values())),
-        } | self._relays(reports)
+        replacements = {"replacements": self.spares.records()} if self.spares else {}
+        return (
+            {
+                "stale_discarded_by_nodes": int(sum(r[0] for r in reports.values())),
+                "messages_sent": int(sum(r[1] for r in reports.values())),
+            }
+            | self._relays(reports)
+            | replacements
+        )
 
     def _relays(self, reports: dict[int, np.ndarray]) -> dict[str, Any]:
         """``relay_transfers``: what every tree parent measured of its children's messages
@@ -137,7 +160,10 @@ class Master:
         return {"relay_transfers": relays}
 
     def _orphans(self) -> list[int]:
-        """World ranks alive whose parent died (a tree's STOP cannot reach them through it)."""
+        """World ranks alive whose parent died (a tree's STOP cannot reach them through it),
+        and spares never assigned (they listen on ``world`` only)."""
+        if self.spares is not None:
+            return self.spares.idle()
         if self.tree is None or self.failures is None:
             return []
         tree, dead = self.tree, self.failures
@@ -155,7 +181,8 @@ class Master:
         config = self.ctx.plan.config
         lost = set(config.stragglers.persistent)
         if self.failures is not None:
-            lost |= set(self.failures.workers())
+            spares = self.spares
+            lost |= {w for w in self.failures.workers() if not (spares and spares.replaced(w))}
         if config.faults is not None:
             lost |= {e.worker for e in config.faults.silent if e.iteration <= t}
         return sorted(lost)
@@ -170,9 +197,13 @@ class Master:
         if ask and now - self._polled >= FAILURE_POLL:
             self._polled = now
             failures.poll()
+            if self.spares is not None:
+                self.spares.poll()
         if len(failures.failed) == self._checked:
             return
         self._checked = len(failures.failed)
+        if self.spares is not None:
+            self._replace(t)
         if not alive_decodable(self.code, self._lost(t)):
             lost = [failures.failed[rank] for rank in sorted(failures.failed)]
             raise CannotContinue(
@@ -182,10 +213,20 @@ class Master:
                 f"{self._lost(t)}",
             )
 
+    def _replace(self, t: int) -> None:
+        """Spares take the places of the dead workers; each gets the current model at once."""
+        assert self.spares is not None
+        for made in self.spares.replace_dead(t):
+            rank = made.spare_rank  # flat: its ``down_comm`` rank is its world rank
+            self.child_ranks[made.worker] = (rank, rank)
+            if self._model is not None:
+                self.sends.send(self.links.down_comm, self._model, rank, protocol.MODEL)
+
     def _drain(self) -> bool:
         for result in self.port.poll(clock()):
             self.port.release(result)
-        return self.sends.idle()
+        assigned = self.spares.pump() if self.spares is not None else True
+        return self.sends.idle() and assigned
 
     # -- one iteration ----------------------------------------------------------------------
     def _iteration(self, t: int) -> None:
@@ -193,6 +234,7 @@ class Master:
         point = session.point()
         model = np.empty(1 + ctx.features)
         model[0], model[1:] = t, point
+        self._model = None  # a spare assigned before the models go out gets its own with them
         if self.failures is not None:
             self.failures.iteration = t
             self._polled = 0.0
@@ -200,9 +242,10 @@ class Master:
         began = clock()
         self.port.start(t, began)
         stale_before = self.port.stale
-        for child_rank, world_rank in enumerate(self.child_ranks, start=1):
+        for child_rank, world_rank in self.child_ranks:
             if self.failures is None or not self.failures.dead(world_rank):
                 self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+        self._model = model
         held: dict[Any, Result] = {}
         seen: list[Result] = []
         deadline = began + ctx.plan.config.runtime.iteration_timeout
@@ -262,6 +305,8 @@ class Master:
         decodable = False
         for result in self.port.poll(clock()):
             seen.append(result)
+            if self.spares is not None:
+                self.spares.answered(result.source, result.iteration)
             if not decodable:
                 held[self._key(result)] = result
                 decodable = self._decodable_now(held)
@@ -301,6 +346,11 @@ class Master:
         fields: dict[str, Any] = {"failed": self.failures.workers()}
         if fresh:
             fields["failures"] = [failure.as_dict() for failure in fresh]
+        if self.spares is not None:
+            fields["replaced"] = self.spares.serving()
+            made = self.spares.take_fresh()
+            if made:
+                fields["replacements"] = made
         return fields
 
     def _describe(self, result: Result, began: float) -> dict[str, Any]:

@@ -58,8 +58,13 @@ class Plan:
     partitions: int
 
     @property
+    def spares(self) -> int:
+        """Idle ranks after the workers that can take a dead worker's place."""
+        return self.config.faults.spares if self.config.faults is not None else 0
+
+    @property
     def world_size(self) -> int:
-        return self.workers + 1
+        return self.workers + 1 + self.spares
 
     @property
     def coded_data(self) -> bool:
@@ -198,6 +203,12 @@ def _check_workers(plan: Plan) -> None:
             raise ConfigError(
                 f"{key}: {code.name} {code.params()} cannot decode without workers {quiet}"
             )
+    if plan.spares and plan.topology != "flat":
+        # a tree node's children and a ring's neighbours would all need to learn a new peer
+        raise ConfigError(
+            f"faults.spares: a spare replaces a master-worker code's worker; {code.name} is a "
+            f"{plan.topology} code"
+        )
     overlap = sorted(set(persistent) & set(killed + silent))
     if overlap:
         raise ConfigError(f"faults: worker {overlap[0]} is also a persistent straggler")
@@ -223,10 +234,11 @@ def _check_workers(plan: Plan) -> None:
 
 
 def check_world(plan: Plan, size: int) -> None:
-    """``ConfigError`` unless the job has ``n + 1`` ranks."""
+    """``ConfigError`` unless the job has ``n + 1`` ranks (plus ``faults.spares``)."""
     if size != plan.world_size:
         what = "tree nodes" if plan.topology == "tree" else "workers"
+        spares = f" + {plan.spares} spares" if plan.spares else ""
         raise ConfigError(
             f"scheme.params: {plan.config.scheme.name} has n = {plan.workers} {what}, so the "
-            f"job needs n + 1 = {plan.world_size} MPI ranks (got {size})"
+            f"job needs n + 1{spares} = {plan.world_size} MPI ranks (got {size})"
         )

@@ -12,6 +12,8 @@ result (child->parent)     tag ``RESULT_BASE + t mod TAG_WRAP``; header ``HEADER
 ``DONE`` (all->master)     ``[stale discarded, messages sent]``: every send of the rank completed
 ``FINISH`` (master->all)   leave (every rank keeps draining its receives until then)
 ``REPORT`` (ring->master)  a ring worker's timings of one iteration (worker 0 adds the gradient)
+``ASSIGN`` (master->spare) pickled ``{worker, parts}``: take the dead worker's place
+``READY`` (spare->master)  ``[]``: the data is loaded, the spare listens for models
 =========================  =====================================================================
 
 The iteration is in the tag (modulo ``TAG_WRAP``, so tags stay below MPI's guaranteed-valid
@@ -27,6 +29,8 @@ STOP = 2
 DONE = 3
 FINISH = 4
 REPORT = 5
+ASSIGN = 6
+READY = 7
 RESULT_BASE = 16
 #: iterations are folded into tags modulo this (tags stay below 2^20 + 16; MPICH allows 2^29)
 TAG_WRAP = 1 << 20

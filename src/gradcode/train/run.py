@@ -194,7 +194,7 @@ def train(world: MPI.Comm, setup: Setup | None) -> int:
     one_clock = world.bcast(placement["one_clock"] if placement is not None else None, root=0)
     tolerant = config.faults is not None and config.faults.tolerate
     hosts = [r["host"] for r in placement["ranks"]] if placement is not None else None
-    failures = Failures(world, enabled=tolerant, hosts=hosts)
+    failures = Failures(world, enabled=tolerant, workers=plan.workers, hosts=hosts)
     ctx = RankContext(
         world=world,
         plan=plan,
@@ -232,7 +232,10 @@ def _shape(setup: Setup) -> dict[str, Any]:
 
 
 def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int, Any]:
-    """Every worker rank receives ``{partition: (X_p, y_p)}`` of its own partitions."""
+    """Every worker rank receives ``{partition: (X_p, y_p)}`` of its own partitions (spares
+    nothing: ``gradcode.train.spares``)."""
+    if world.Get_rank() > plan.workers:
+        return {}
     if world.Get_rank() != 0:
         while not world.Iprobe(source=0, tag=DATA_TAG):
             time.sleep(IDLE_POLL)  # rank 0 may pickle the others' data first: do not spin
@@ -243,15 +246,22 @@ def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int
     # one worker at a time: posting every send at once would hold every worker's pickled copy
     # on rank 0 together (GC on the large synthetic set would need twice the machine's memory)
     for worker in range(plan.workers):
-        if worker in persistent:
-            mine: dict[int, Any] = {}
-        elif coded is not None:
-            mine = {CODED_DATA: coded[worker]}
-        else:
-            mine = {p: data.part(p) for p in plan.partitions_of(worker)}
+        mine = {} if worker in persistent else worker_share(plan, data, worker, coded)
         world.send(mine, dest=worker + 1, tag=DATA_TAG)
         del mine
     return {}
+
+
+def worker_share(
+    plan: Plan, data: TrainingData, worker: int, coded: list[tuple[Any, Any]] | None = None
+) -> dict[int, Any]:
+    """What ``worker`` holds: ``{partition: (X_p, y_p)}``, or its coded set under
+    ``CODED_DATA`` (``coded``: every worker's, else encoded here)."""
+    if plan.coded_data:
+        if coded is None:
+            coded = _coded_data(plan, data)
+        return {CODED_DATA: coded[worker]}
+    return {p: data.part(p) for p in plan.partitions_of(worker)}
 
 
 def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
@@ -264,6 +274,7 @@ def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
 
 def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int:
     from gradcode.train.master import Master
+    from gradcode.train.spares import run_spare
     from gradcode.train.tree import tree_links
     from gradcode.train.worker import Worker
 
@@ -273,10 +284,14 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
     else:
         links = flat_links(world, ctx.plan.workers)
     if session is None:
-        Worker(ctx, links).run()
+        if ctx.rank > ctx.plan.workers:
+            run_spare(ctx, links)
+        else:
+            Worker(ctx, links).run()
         _peak_rss(world, ctx)
         return 0
-    master = Master(ctx, links, session)
+    data, plan = session.data, ctx.plan
+    master = Master(ctx, links, session, share=lambda worker: worker_share(plan, data, worker))
     extra = master.run()
     stopped = master.stopped
     if stopped is not None:

@@ -49,6 +49,8 @@ class RankContext:
     one_clock: bool = True
     #: what this rank knows of failed ranks (``faults.tolerate``; disabled otherwise)
     failures: Failures | None = None
+    #: the worker a spare serves once it replaced a dead one (``gradcode.train.spares``)
+    replaces: int | None = None
 
     @property
     def rank(self) -> int:
@@ -57,7 +59,7 @@ class RankContext:
     @property
     def worker(self) -> int:
         """This rank's worker (tree node) index; -1 on rank 0."""
-        return self.rank - 1
+        return self.rank - 1 if self.replaces is None else self.replaces
 
     @property
     def tolerant(self) -> bool:
