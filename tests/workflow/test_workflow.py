@@ -1,5 +1,6 @@
 """The Snakemake workflow: lint, format, dry run, and config errors at DAG construction."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -225,3 +226,76 @@ def test_a_plugin_code_passes_the_config_schema_and_an_unknown_name_lists_it(tmp
     result, out = _dry_run(tmp_path, "codes: {verify: [{id: x, scheme: nope, params: {}}]}", env)
     assert result.returncode != 0
     assert "codes.verify[0] (id x): unknown scheme 'nope'" in out and "toy-replica" in out
+
+
+def _shell_commands(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("Shell command:")]
+
+
+@pytest.mark.parametrize("profile", [None, "slurm"])
+def test_tolerant_runs_start_on_ulfm_inside_inject_locally_and_under_slurm(tmp_path, profile):
+    """Runs with faults.tolerate take rule train_faults: Open MPI's ULFM launcher (not hydra,
+    not srun: inside the SLURM allocation too), wrapped in gradcode train inject, judged by
+    gradcode.pipeline.faults; the other runs keep their launcher."""
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"{CODES}\ntrain: {{runs: [config/runs/smoke-frc.yaml],"
+        " experiments: [config/experiments/failed-workers.yaml]}\n"
+    )
+    where = ["--profile", str(ROOT / "workflow/profiles" / profile)] if profile else ["-c1"]
+    result = _snakemake(
+        "--dry-run", "--printshellcmds", *where,
+        "--configfile", str(config), "--directory", str(tmp_path),
+        "--snakefile", str(ROOT / "Snakefile"),
+        "results/train/failed-workers/coded-reduce/summary.json",
+        "results/train/smoke-frc/summary.json",
+    )  # fmt: skip
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    commands = _shell_commands(out)
+    tolerant = next(line for line in commands if "failed-workers/coded-reduce" in line)
+    run = "results/train/failed-workers/coded-reduce"
+    assert (
+        f"gradcode train inject {run}/run.yaml --out {run} --record {run}/kills.json --"
+        f" python -m gradcode.train.ulfm -n 7 python -m gradcode.train {run}/run.yaml" in tolerant
+    )
+    assert f"python -m gradcode.pipeline.faults {run}/run.yaml {run}/summary.json $status" in (
+        tolerant
+    )
+    assert "srun" not in tolerant and "mpiexec" not in tolerant
+    plain = next(line for line in commands if "smoke-frc/run.yaml" in line)
+    assert ("srun --mpi=pmi2 -n 5" if profile else "mpiexec.hydra -n 5") in plain
+
+
+@pytest.mark.mpi
+def test_an_expected_stop_passes_the_workflow_and_any_other_failure_fails_it(tmp_path):
+    """A run whose kill leaves its code unable to decode exits 3 with its checkpoint: the
+    workflow takes that as its result; the same rule fails on any other exit status."""
+    experiment = tmp_path / "stop.yaml"
+    experiment.write_text(
+        "base: {iterations: 12, data: {dataset: synthetic-logistic, variant: small},\n"
+        "       model: {kind: logistic}, optimizer: {kind: gd, step: 1},\n"
+        "       stragglers: {model: fixed, params: {compute: 0.02}}}\n"
+        "runs:\n  uncoded:\n    scheme: {name: uncoded, params: {n: 2}}\n"
+        "    faults: {kill: [{worker: 1, iteration: 2}]}\n"
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(f"{CODES}\ntrain: {{experiments: [{experiment}]}}\n")
+    target = "results/train/stop/uncoded/summary.json"
+    common = ["--cores", "2", "--configfile", str(config), "--directory", str(tmp_path)]
+    common += ["--snakefile", str(ROOT / "Snakefile"), target]
+    result = _snakemake(*common)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    summary = json.loads((tmp_path / target).read_text())
+    assert summary["stopped"]["failed_workers"] == [1] and summary["completed"] < 12
+    log = (tmp_path / "results/logs/train/stop/uncoded.log").read_text()
+    assert "gradcode.train: stopped: worker 1 (rank 2" in log
+    assert "stopped as its faults say" in log and "world_size 3 as requested" in log
+    # the same job, its launcher replaced by one that fails: the workflow fails
+    result = _snakemake(*common, "--forcerun", "train_faults", "--set-resources",
+                        "train_faults:mpi=false")  # fmt: skip
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    log = (tmp_path / "results/logs/train/stop/uncoded.log").read_text()
+    assert "the job failed with exit status 1" in log, log

@@ -17,6 +17,11 @@ from gradcode.pipeline.figures import (
     load_registry,
     wanted_files,
 )
+from gradcode.pipeline.faults import (
+    ULFM_LAUNCHER,
+    runs_pattern,
+    tolerant_runs,
+)
 from gradcode.pipeline.resources import (
     DataShape,
     mem_mb_per_cpu,
@@ -72,6 +77,8 @@ _RUNS = collect_runs(
 TRAIN_RUNS = _RUNS.runs
 #: experiment name -> its run ids, in file order
 EXPERIMENTS = _RUNS.experiments
+#: runs with faults.tolerate: on Open MPI with ULFM, workers killed from outside (train_faults)
+TOLERANT_RUNS = tolerant_runs(_RUNS)
 
 
 def run_data(run):

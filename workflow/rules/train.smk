@@ -1,4 +1,5 @@
-# Stage: training runs as MPI jobs (mpiexec locally; srun --mpi=pmi2 under the slurm profile).
+# Stage: training runs as MPI jobs (mpiexec locally; srun --mpi=pmi2 under the slurm profile;
+# runs that lose workers on purpose on Open MPI with ULFM, train_faults below).
 
 
 rule run_config:
@@ -47,3 +48,46 @@ rule train:
         " {resources.mpi} -n {resources.tasks} python -m gradcode.train {input} --out {params.out}"
         " > {log} 2>&1"
         " && python -m gradcode.train.world_size {output.summary} {resources.tasks} >> {log} 2>&1"
+
+
+if TOLERANT_RUNS:
+
+    ruleorder: train_faults > train
+
+    # runs with faults.tolerate (gradcode.pipeline.faults): on Open MPI with ULFM, through
+    # its own launcher locally and inside a SLURM allocation alike (no srun), inside gradcode
+    # train inject, which kills faults.kill's workers at their iterations (kills.json says
+    # when). --fresh: a rerun starts over, so every kill lands again. A run whose faults take
+    # more workers than its code tolerates stops with exit status 3, its expected result;
+    # python -m gradcode.pipeline.faults passes that stop and fails on any other status.
+    rule train_faults:
+        input:
+            "results/train/{run}/run.yaml",
+        output:
+            summary="results/train/{run}/summary.json",
+            log="results/train/{run}/log.jsonl",
+            model="results/train/{run}/model.npy",
+            kills="results/train/{run}/kills.json",
+        log:
+            "results/logs/train/{run}.log",
+        wildcard_constraints:
+            run=runs_pattern(TOLERANT_RUNS),
+        conda:
+            "../../envs/gradcode.yaml"
+        threads: local_cores()
+        resources:
+            tasks=lambda wildcards: run_ranks(wildcards.run),
+            mpi=ULFM_LAUNCHER,
+            mem_mb_per_cpu=train_mem_mb_per_cpu,
+            runtime=train_runtime,
+        params:
+            out=lambda wildcards, output: str(Path(output.summary).parent),
+            blas=BLAS_ONE_THREAD,
+        shell:
+            "status=0; {params.blas} gradcode train inject {input} --out {params.out}"
+            " --record {output.kills} --"
+            " {resources.mpi} -n {resources.tasks} python -m gradcode.train {input}"
+            " --out {params.out} --fresh > {log} 2>&1 || status=$?;"
+            " python -m gradcode.pipeline.faults {input} {output.summary} $status >> {log} 2>&1"
+            " && python -m gradcode.train.world_size {output.summary} {resources.tasks}"
+            " >> {log} 2>&1"

@@ -4,8 +4,13 @@ Every notebook writes its rows with ``write_rows``; the workflow concatenates th
 says how the reproduced number was obtained: ``simulation`` (Monte Carlo of the paper's
 timing model), ``emulated cluster`` (real MPI ranks on one machine with injected delays),
 ``emulated network`` (real TCP between MPI ranks over rate-limited links on one machine:
-``gradcode cluster``, measurements set beside the ``shared-links`` model's prediction) or
-``real cluster``.
+``gradcode cluster``, measurements set beside the ``shared-links`` model's prediction),
+``real cluster``, ``exact computation`` (a construction's numbers computed exactly, no
+randomness) or ``emulated failure`` (real MPI ranks on one machine, on Open MPI with ULFM,
+whose workers are killed with SIGKILL from outside mid-run: the papers count a worker that
+never answers as a straggler but measure no failure, so what a run did through the deaths,
+finished or stopped, its distance to the serial model and how soon the master knew, is set
+beside the paper's claim, mostly a string).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ KINDS = (
     "emulated network",
     "real cluster",
     "exact computation",
+    "emulated failure",
 )
 
 

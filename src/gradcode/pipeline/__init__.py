@@ -12,6 +12,9 @@ they return to the rules. One idea per module:
   stand-in when the raw files are absent);
 - ``figures``: the figure registry (``workflow/figures.yaml``, validated by its schema) and
   which figures a config produces, with the ones it leaves out named.
+- ``faults``: the runs that lose workers on purpose (``faults.tolerate``): started on Open MPI
+  with ULFM inside ``gradcode train inject`` by their own rule, and which of their exits (an
+  expected stop) passes.
 
 Nothing below this package imports it.
 """

@@ -1,0 +1,151 @@
+"""Runs that lost workers on purpose (``faults.kill``), as the failed-workers figure reads them.
+
+A run of ``config/experiments/failed-workers.yaml`` leaves, beside its ``summary.json``
+(``failures``, ``failed_workers``, ``stopped`` when its code could not go on), the log, its
+iterates (``trajectory.npy``), its run file (``run.yaml``, data at the prepared set) and
+``gradcode train inject``'s record of the kills (``kills.json``). From them:
+
+- the distance to the serial reference per iteration: ``max |theta_t - theta*_t| / max
+  |theta*_t|``, ``theta*`` the uncoded run computed serially
+  (``gradcode.train.reference.serial_trajectory``): round-off for an exact code through its
+  failures, the approximation's drift for an approximate one;
+- the detection time of every failure: the master's ``failures[].monotonic`` minus the kill's
+  (one ``time.perf_counter`` clock for every process of one kernel);
+- for a run on gradient descent with a constant step, the error of the gradient sum each
+  iteration decoded (recovered from two iterates, ``theta_t = theta_{t-1} - step (sum / N + 2
+  l2 theta_{t-1})``) and the exact sum's norm, to set beside the decoder's own
+  ``error_estimate`` where the code logs one (an approximate code).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gradcode.models import build as build_model
+from gradcode.train.config import RunConfig, load_config
+from gradcode.train.dataset import load_training_data
+from gradcode.train.log import read_log
+from gradcode.train.plan import build_plan
+from gradcode.train.reference import serial_trajectory
+
+#: the record ``gradcode train inject --record`` writes beside the run (rule train_faults)
+KILLS_FILE = "kills.json"
+
+
+class FailureRunError(ValueError):
+    """A run's outputs lack what the figure needs (one line naming the file)."""
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """One run through its failures (see the module docstring)."""
+
+    name: str
+    summary: dict[str, Any]
+    config: RunConfig
+    records: list[dict[str, Any]]
+    trajectory: np.ndarray
+    reference: np.ndarray
+    kills: list[dict[str, Any]]
+
+    @property
+    def stopped(self) -> dict[str, Any] | None:
+        """``summary.json``'s ``stopped``: where and why the code could not go on."""
+        return self.summary.get("stopped")
+
+    @property
+    def iteration_times(self) -> np.ndarray:
+        return np.array([record["iteration_time"] for record in self.records])
+
+    @property
+    def distance(self) -> np.ndarray:
+        """Per completed iteration, the relative distance to the serial reference."""
+        return relative_distance(self.trajectory, self.reference)
+
+    def detection_seconds(self) -> dict[int, float]:
+        """Failed worker -> seconds from its kill to the master's record of the failure."""
+        killed = {kill["worker"]: kill["monotonic"] for kill in self.kills}
+        return {
+            failure["worker"]: failure["monotonic"] - killed[failure["worker"]]
+            for failure in self.summary.get("failures", [])
+            if failure["worker"] in killed
+        }
+
+    def error_estimates(self) -> np.ndarray | None:
+        """The decoder's ``error_estimate`` per iteration (absolute, like the decoded sum's
+        error), or None when the code logs none."""
+        values = [record.get("error_estimate") for record in self.records]
+        if all(value is None for value in values):
+            return None
+        return np.array([np.nan if value is None else value for value in values])
+
+
+def relative_distance(trajectory: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``max |a_t - b_t| / max |b_t|`` per row ``t`` of the first ``len(trajectory)`` rows."""
+    reference = reference[: len(trajectory)]
+    if trajectory.shape != reference.shape:
+        raise FailureRunError(
+            f"trajectory {trajectory.shape} and reference {reference.shape} differ in shape"
+        )
+    return np.abs(trajectory - reference).max(axis=1) / np.abs(reference).max(axis=1)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise FailureRunError(f"{path}: cannot read ({error})") from None
+
+
+def read_failed_run(summary_path: str | Path) -> FailedRun:
+    """The run whose ``summary.json`` is at ``summary_path`` (its other outputs beside it)."""
+    directory = Path(summary_path).parent
+    summary = _read_json(Path(summary_path))
+    trajectory_file = directory / "trajectory.npy"
+    if not trajectory_file.is_file():
+        raise FailureRunError(
+            f"{trajectory_file}: missing (the run needs log: {{trajectory: true}})"
+        )
+    trajectory = np.load(trajectory_file)
+    config = load_config(directory / "run.yaml")
+    return FailedRun(
+        name=summary["name"].rsplit("/", 1)[-1],
+        summary=summary,
+        config=config,
+        records=read_log(directory),
+        trajectory=trajectory,
+        reference=serial_trajectory(config, iterations=len(trajectory)),
+        kills=_read_json(directory / KILLS_FILE)["kills"],
+    )
+
+
+def gradient_errors(run: FailedRun) -> tuple[np.ndarray, np.ndarray]:
+    """Per iteration, ``||decoded sum - exact sum||`` and ``||exact sum||`` at the iterate the
+    workers were sent (gradient descent with a constant step only, since the decoded sum is
+    recovered from two iterates; ``FailureRunError`` otherwise). The first over the second is
+    the decoding's relative error; the code's ``error_estimate`` estimates the first."""
+    config = run.config
+    step = config.optimizer.step
+    if config.optimizer.kind != "gd" or not isinstance(step, int | float):
+        raise FailureRunError(
+            f"{run.name}: the decoded gradient is recovered only under gd with a constant "
+            f"step (optimizer {config.optimizer.kind}, step {step!r})"
+        )
+    plan = build_plan(config)
+    data = load_training_data(config.data, plan.partitions, config.model.kind)
+    model = build_model(config.model.kind)
+    l2 = config.model.l2_value(data.rows)
+    parts = [data.part(p) for p in range(plan.partitions)]
+    errors, norms = np.empty(len(run.trajectory)), np.empty(len(run.trajectory))
+    previous = np.zeros(data.features)
+    for t, theta in enumerate(run.trajectory):
+        decoded = data.rows * ((previous - theta) / step - 2.0 * l2 * previous)
+        exact = plan.code.reference(sum(model.partial_gradient(X, y, previous) for X, y in parts))
+        errors[t], norms[t] = np.linalg.norm(decoded - exact), np.linalg.norm(exact)
+        previous = theta
+    return errors, norms
