@@ -198,7 +198,7 @@ class Master:
             self._polled = now
             failures.poll()
             if self.spares is not None:
-                self.spares.poll()
+                self.spares.poll(self.port.first_heard)
         if len(failures.failed) == self._checked:
             return
         self._checked = len(failures.failed)
@@ -305,8 +305,6 @@ class Master:
         decodable = False
         for result in self.port.poll(clock()):
             seen.append(result)
-            if self.spares is not None:
-                self.spares.answered(result.source, result.iteration)
             if not decodable:
                 held[self._key(result)] = result
                 decodable = self._decodable_now(held)

@@ -21,7 +21,8 @@ worker is tolerated as if none had happened. No spare left: the dead worker stay
 Recorded per replacement (``summary.json``'s ``replacements``, and in the log record of the
 iteration that made it): the worker, the dead rank, the spare's rank, the iteration, and on
 the master's clock the seconds into the run of the detection, the assignment, ``READY`` (the
-time to recover: ``ready - detected``) and the first result of the spare that arrived.
+time to recover: ``ready - detected``) and the first result of the spare that reached the
+master (used in a decoding or, when its group's other member was faster, late).
 
 Why master-worker only: a tree node's children and parent, and a ring's neighbours, talk to
 the dead rank directly; they would all have to learn a new peer (``gradcode.train.plan``
@@ -128,9 +129,15 @@ class Replacements:
                 return spare
         return None
 
-    def poll(self) -> None:
-        """Note every assigned spare's ``READY``; move the ``ASSIGN`` sends on."""
+    def poll(self, first_heard: dict[int, tuple[int, float]]) -> None:
+        """Note every assigned spare's ``READY`` and its first result (``first_heard``: per
+        source rank, the iteration and ``clock`` time of its first message, used or late:
+        ``ResultPort.first_heard``); move the ``ASSIGN`` sends on."""
         for record in self.made:
+            heard = first_heard.get(record.spare_rank)
+            if heard is not None and record.first_result is None:
+                record.first_result_iteration = heard[0]
+                record.first_result = heard[1] - self.began
             if record.ready is not None or self.failures.dead(record.spare_rank):
                 continue
             try:
@@ -152,13 +159,6 @@ class Replacements:
                 self.failures.noticed(error, "an ASSIGN send")
         self._sends = kept
         return not kept
-
-    def answered(self, rank: int, iteration: int) -> None:
-        """A result of ``iteration`` from ``rank`` arrived (the spare's first one is noted)."""
-        for record in self.made:
-            if record.spare_rank == rank and record.first_result is None:
-                record.first_result = clock() - self.began
-                record.first_result_iteration = iteration
 
     def replaced(self, worker: int) -> bool:
         """Whether ``worker`` is served by a live spare now."""

@@ -89,6 +89,9 @@ class ResultPort:
         self.iteration = -1
         self.stale = 0
         self.received = 0
+        #: per source, the iteration and completion time (``clock``) of its first message,
+        #: current or stale (when a spare first answered, ``gradcode.train.spares``)
+        self.first_heard: dict[int, tuple[int, float]] = {}
         self._pool: list[np.ndarray] = []
         self._buffers = [self._new_buffer() for _ in self.sources]
         self._requests = [self._post(i) for i in range(len(self.sources))]
@@ -167,6 +170,7 @@ class ResultPort:
         buffer = self._buffers[index]
         count = status.Get_count(MPI.DOUBLE)
         iteration = int(buffer[0]) if count >= H else -1
+        self.first_heard.setdefault(self.sources[index], (iteration, completed))
         if not protocol.tag_iteration_matches(status.Get_tag(), self.iteration) or (
             iteration != self.iteration
         ):
