@@ -5,7 +5,8 @@ after the workers (world ranks ``n + 1 .. n + k``) that hold no data and wait. W
 learns that the rank serving worker ``w`` died (``gradcode.train.failures``), it takes the
 next live spare, records in its ``Failures`` that the spare serves ``w`` from now on
 (``Failures.assign``: a later death of the spare is ``w``'s again), and sends the spare
-``ASSIGN``: ``w`` and ``w``'s partitions, pickled, from the data rank 0 holds. The spare
+``ASSIGN``: ``w`` and ``w``'s partitions from the data rank 0 holds (pickle protocol 5, the
+arrays sent out of band, ``mpi4py.util.pkl5``). The spare
 loads them, answers ``READY`` and runs the ordinary worker loop as ``w``
 (``RankContext.replaces``): same partitions, same message keys, same injected delays, so the
 decoded gradients, and the model, are what they would have been had ``w`` never died. The
@@ -37,6 +38,7 @@ from typing import Any
 
 import numpy as np
 from mpi4py import MPI
+from mpi4py.util import pkl5
 
 from gradcode.train import protocol
 from gradcode.train.failures import Failures
@@ -71,7 +73,7 @@ class Replacements:
     """The master's spares: which rank serves each worker, and the replacements made.
 
     ``share(worker)`` returns the worker's data as ``_scatter`` sends it (``{partition:
-    (X_p, y_p)}``). Every pickled ``ASSIGN`` send lives here until it completes (``pump``).
+    (X_p, y_p)}``). Every ``ASSIGN`` send lives here until it completes (``pump``).
     """
 
     def __init__(
@@ -89,7 +91,9 @@ class Replacements:
         self.rank_of = {worker: worker + 1 for worker in range(workers)}
         self.made: list[Replacement] = []
         self._fresh: list[Replacement] = []
-        self._sends: list[MPI.Request] = []
+        self._sends: list[Any] = []
+        # pickle protocol 5 with the arrays out of band: no pickled copy of the partitions
+        self._oob = pkl5.Intracomm(world)
         self._status = MPI.Status()
 
     def replace_dead(self, iteration: int) -> list[Replacement]:
@@ -106,7 +110,7 @@ class Replacements:
             self.rank_of[worker] = spare
             payload = {"worker": worker, "parts": self.share(worker)}
             try:
-                self._sends.append(self.world.isend(payload, dest=spare, tag=protocol.ASSIGN))
+                self._sends.append(self._oob.isend(payload, dest=spare, tag=protocol.ASSIGN))
             except MPI.Exception as error:
                 self.failures.noticed(error, f"assigning worker {worker} to spare rank {spare}")
             record = Replacement(
@@ -153,7 +157,8 @@ class Replacements:
         kept = []
         for request in self._sends:
             try:
-                if not request.Test():
+                done, _ = request.test()  # a pkl5 request: the header and every buffer
+                if not done:
                     kept.append(request)
             except MPI.Exception as error:
                 self.failures.noticed(error, "an ASSIGN send")
@@ -193,7 +198,7 @@ def run_spare(ctx: RankContext, links: Links) -> None:
             if status.Get_tag() != protocol.ASSIGN:  # STOP: the run ended without needing us
                 await_finish(world, lambda: True, ctx.poll)
                 return
-            payload = world.recv(source=0, tag=protocol.ASSIGN)
+            payload = pkl5.Intracomm(world).recv(source=0, tag=protocol.ASSIGN)
             world.Send([np.empty(0), MPI.DOUBLE], dest=0, tag=protocol.READY)
             serving = replace(ctx, parts=payload["parts"], replaces=int(payload["worker"]))
             Worker(serving, links).run()
