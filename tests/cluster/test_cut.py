@@ -12,6 +12,7 @@ import time
 import pytest
 
 from gradcode.cluster.cut import CutError, complete_lines, link_command, plan_cut, run_cut
+from tests.helpers.runlog import log_writer
 
 
 @pytest.mark.parametrize(
@@ -55,17 +56,11 @@ def test_the_link_command_and_the_log_count(tmp_path):
 
 def test_cut_at_an_iteration_during_a_command_records_both_moments(tmp_path):
     log = tmp_path / "log.jsonl"
-    writer = (
-        "import sys, time\n"
-        "with open(sys.argv[1], 'w') as f:\n"
-        "    for i in range(6):\n"
-        "        f.write('{}\\n'); f.flush(); time.sleep(0.05)\n"
-    )
     calls = []
     record = tmp_path / "cut.json"
     status = run_cut(
         plan_cut("gc-node3", 0.1, at_iteration=3, log=log),
-        [sys.executable, "-c", writer, str(log)],
+        log_writer(log),
         record,
         set_link=lambda node, state: calls.append((node, state)),
     )

@@ -1,5 +1,5 @@
-"""``gradcode cluster up|down|status|exec|mpiexec|measure|cut|rate``: an emulated multi-node
-cluster.
+"""``gradcode cluster up|down|status|exec|mpiexec|ulfm|measure|cut|lose|rate``: an emulated
+multi-node cluster.
 
 Hooked into the main parser by ``add_parser(subparsers)``; handlers return an exit status and
 raise ``gradcode.errors.UserError`` subclasses for bad input or a machine that cannot host the
@@ -129,6 +129,32 @@ def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
     return 127  # not reached
 
 
+def cmd_ulfm(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control, rerate, ulfm
+
+    spec = control.current_spec()
+    if args.n < 1:
+        raise CLIError(f"-n must be at least 1, got {args.n}")
+    # in a SLURM job its nodes (the allocation's order), else every node of the cluster
+    nodes = rerate.job_nodes() or [node.name for node in spec.nodes]
+    try:
+        line = ulfm.command(
+            nodes,
+            args.n,
+            _command(rest),
+            period=args.detector_period,
+            timeout=args.detector_timeout,
+        )
+    except ValueError as error:
+        raise CLIError(str(error)) from None
+    argv = control.exec_argv(spec.master.name, line)
+    if args.print:
+        print(" ".join(f"{k}={v}" for k, v in ulfm.LAUNCHER_ENV.items()), " ".join(argv))
+        return 0
+    os.execvpe(argv[0], argv, ulfm.environment())
+    return 127  # not reached
+
+
 def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
     _no_rest(rest)
     from gradcode.cluster import control, probe
@@ -171,6 +197,20 @@ def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
     return cut.run_cut(plan, command, args.record)
 
 
+def cmd_lose(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control, lose, network
+
+    plan = lose.plan_lose(
+        args.node, args.how, args.after, args.at_iteration, args.log, args.tcp_retries
+    )
+    spec = control.current_spec()
+    spec.node(plan.node)  # a node of the cluster that is up
+    network.require_privileges()
+    command = _command(rest) if rest else []
+    nodes = [node.name for node in spec.nodes]
+    return lose.run_lose(plan, command, args.record, nodes=nodes)
+
+
 def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
     from gradcode.cluster import control, network, rerate
 
@@ -183,6 +223,27 @@ def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
     plan = rerate.plan_rates(spec, args.rate, args.master_rate, rerate.job_nodes())
     network.require_privileges()
     return rerate.run_rates(plan, command, args.record)
+
+
+def _node_action(
+    actions: argparse._SubParsersAction, name: str, what: str, node: str
+) -> argparse.ArgumentParser:
+    """An action on one node, optionally during a command (``-- CMD ...``)."""
+    parser = actions.add_parser(
+        name, help=f"{what}, optionally during a command (-- CMD ...)", allow_abbrev=False
+    )
+    parser.add_argument("node", help=f"{node}, e.g. gc-node3")
+    return parser
+
+
+def _trigger_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """When ``what`` happens (``gradcode.cluster.during``) and where it is recorded."""
+    parser.add_argument("--after", type=float, help=f"seconds after the start to {what}")
+    parser.add_argument(
+        "--at-iteration", type=int, help=f"{what} once --log holds this many lines (iterations)"
+    )
+    parser.add_argument("--log", help="the run's log.jsonl (with --at-iteration)")
+    parser.add_argument("--record", help="write what was done (JSON, timestamps) here")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -237,6 +298,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     mpi.add_argument("-n", type=int, required=True, help="MPI ranks")
     mpi.add_argument("--print", action="store_true", help="print the command, run nothing")
     mpi.set_defaults(func=cmd_mpiexec)
+    fault_tolerant = actions.add_parser(
+        "ulfm",
+        help="a fault-tolerant MPI job (Open MPI with ULFM), one rank per node, that survives "
+        "a lost node",
+        allow_abbrev=False,
+    )
+    fault_tolerant.add_argument("-n", type=int, required=True, help="MPI ranks")
+    fault_tolerant.add_argument(
+        "--detector-period", type=float, default=0.5, help="seconds between heartbeats (0.5)"
+    )
+    fault_tolerant.add_argument(
+        "--detector-timeout",
+        type=float,
+        default=2.0,
+        help="seconds without a heartbeat before a rank counts as dead (2; > 3 periods)",
+    )
+    fault_tolerant.add_argument("--print", action="store_true", help="print the command only")
+    fault_tolerant.set_defaults(func=cmd_ulfm)
     measure = actions.add_parser(
         "measure", help="time one TCP stream between two nodes", allow_abbrev=False
     )
@@ -247,23 +326,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--within", type=float, help="fail unless the rate is within this fraction (0.1)"
     )
     measure.set_defaults(func=cmd_measure)
-    cutter = actions.add_parser(
+    cutter = _node_action(
+        actions,
         "cut",
-        help="take one node's link down for a while (a straggling link), optionally during "
-        "a command (-- CMD ...)",
-        allow_abbrev=False,
+        "take one node's link down for a while (a straggling link)",
+        "the node whose link goes down",
     )
-    cutter.add_argument("node", help="the node whose link goes down, e.g. gc-node3")
     cutter.add_argument(
         "--for", dest="seconds", type=float, required=True, help="seconds the link stays down"
     )
-    cutter.add_argument("--after", type=float, help="seconds after the start to cut")
-    cutter.add_argument(
-        "--at-iteration", type=int, help="cut once --log holds this many lines (iterations)"
-    )
-    cutter.add_argument("--log", help="the run's log.jsonl (with --at-iteration)")
-    cutter.add_argument("--record", help="write what was done (JSON, timestamps) here")
+    _trigger_options(cutter, "cut")
     cutter.set_defaults(func=cmd_cut)
+    loser = _node_action(
+        actions,
+        "lose",
+        "lose one node for good (--kill: every process on it; --link: its link down)",
+        "the node to lose",
+    )
+    how = loser.add_mutually_exclusive_group(required=True)
+    how.add_argument(
+        "--kill",
+        dest="how",
+        action="store_const",
+        const="kill",
+        help="SIGKILL every process on the node (its network namespace)",
+    )
+    how.add_argument(
+        "--link",
+        dest="how",
+        action="store_const",
+        const="link",
+        help="take the node's link down, with no return",
+    )
+    _trigger_options(loser, "lose it")
+    loser.add_argument(
+        "--tcp-retries",
+        type=int,
+        default=5,
+        help="with --link during CMD: the other nodes' net.ipv4.tcp_retries2 meanwhile (5)",
+    )
+    loser.set_defaults(func=cmd_lose)
     rerate = actions.add_parser(
         "rate",
         help="every link (in a SLURM job: its nodes') at another rate while a command runs "
