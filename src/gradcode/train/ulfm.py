@@ -4,6 +4,11 @@ survives dead ranks (Open MPI with ULFM, ``gradcode.train.mpilib.ulfm_command``)
 It replaces itself with the launcher (``exec``), so its exit status is the job's and signals
 reach the launcher; the workflow's fault-tolerant rules and ``gradcode train command`` use it
 where a run file has ``faults.tolerate``.
+
+Ranks may oversubscribe the cores (stragglers are emulated by sleeping ranks), except inside a
+SLURM allocation of several nodes: there ``--oversubscribe`` made Open MPI's launcher put every
+rank on the first node (measured in a 5-node ``salloc`` on the emulated cluster), so the ranks
+follow the allocation's slots instead.
 """
 
 from __future__ import annotations
@@ -11,12 +16,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gradcode.blas import single_thread_environment
 from gradcode.train.mpilib import LauncherMissing, ulfm_command, ulfm_environment
 
 PROGRAM = "python -m gradcode.train.ulfm"
+
+
+def oversubscribe(refused: bool, environ: Mapping[str, str]) -> bool:
+    """Whether to pass ``--oversubscribe``: unless ``refused`` or inside a multi-node SLURM
+    allocation (``SLURM_JOB_NUM_NODES`` > 1)."""
+    nodes = environ.get("SLURM_JOB_NUM_NODES") or environ.get("SLURM_NNODES") or "1"
+    return not refused and not (nodes.isdigit() and int(nodes) > 1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.n,
             command,
             mca=[tuple(pair) for pair in args.mca],
-            oversubscribe=not args.no_oversubscribe,
+            oversubscribe=oversubscribe(args.no_oversubscribe, os.environ),
         )
     except LauncherMissing as error:
         print(f"{PROGRAM}: error: {error}", file=sys.stderr)
