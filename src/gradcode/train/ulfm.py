@@ -9,14 +9,23 @@ Ranks may oversubscribe the cores (stragglers are emulated by sleeping ranks), e
 SLURM allocation of several nodes: there ``--oversubscribe`` made Open MPI's launcher put every
 rank on the first node (measured in a 5-node ``salloc`` on the emulated cluster), so the ranks
 follow the allocation's slots instead.
+
+Inside a SLURM job, Open MPI's launcher reads the allocation from ``SLURM_NODELIST`` and
+``SLURM_TASKS_PER_NODE``. Snakemake's SLURM job-step executor strips every ``SLURM_*``
+variable but the job's identity before it runs a rule (measured: PRRTE then stopped with
+"unable to find ... SLURM_NODELIST", exit 250), so when they are missing they are asked of
+SLURM (``scontrol show job``); an allocation whose tasks are not spread evenly over its nodes
+is an error naming it, not a guess.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from gradcode.blas import single_thread_environment
 from gradcode.train.mpilib import LauncherMissing, ulfm_command, ulfm_environment
@@ -29,6 +38,52 @@ def oversubscribe(refused: bool, environ: Mapping[str, str]) -> bool:
     allocation (``SLURM_JOB_NUM_NODES`` > 1)."""
     nodes = environ.get("SLURM_JOB_NUM_NODES") or environ.get("SLURM_NNODES") or "1"
     return not refused and not (nodes.isdigit() and int(nodes) > 1)
+
+
+class AllocationError(RuntimeError):
+    """The SLURM allocation cannot be described to Open MPI's launcher (one line)."""
+
+
+def allocation_environment(
+    environ: Mapping[str, str], show_job: Callable[[str], str] | None = None
+) -> dict[str, str]:
+    """``SLURM_NODELIST``, ``SLURM_TASKS_PER_NODE`` and ``SLURM_JOB_NUM_NODES`` for a job whose
+    environment lost them (``show_job(job_id)``: ``scontrol show job``'s text); empty outside
+    SLURM or when they are there."""
+    job = environ.get("SLURM_JOB_ID") or environ.get("SLURM_JOBID")
+    if job is None or ("SLURM_NODELIST" in environ and "SLURM_TASKS_PER_NODE" in environ):
+        return {}
+    text = (show_job or _scontrol_show_job)(job)
+    fields = dict(re.findall(r"(?:^|\s)([A-Za-z/]+)=(\S*)", text))
+    try:
+        nodes, tasks, count = fields["NodeList"], int(fields["NumTasks"]), int(fields["NumNodes"])
+    except (KeyError, ValueError):
+        raise AllocationError(
+            f"SLURM job {job}: scontrol show job gave no NodeList, NumTasks and NumNodes"
+        ) from None
+    if tasks % count:
+        raise AllocationError(
+            f"SLURM job {job}: {tasks} tasks on {count} nodes are not spread evenly; start it "
+            "with --ntasks-per-node"
+        )
+    per_node = str(tasks // count) if count == 1 else f"{tasks // count}(x{count})"
+    return {
+        "SLURM_NODELIST": nodes,
+        "SLURM_TASKS_PER_NODE": per_node,
+        "SLURM_JOB_NUM_NODES": str(count),
+    }
+
+
+def _scontrol_show_job(job: str) -> str:
+    try:
+        done = subprocess.run(
+            ["scontrol", "show", "job", job], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise AllocationError(f"SLURM job {job}: scontrol show job failed ({error})") from None
+    if done.returncode != 0:
+        raise AllocationError(f"SLURM job {job}: scontrol show job: {done.stderr.strip()}")
+    return done.stdout
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,16 +110,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.n < 1:
         parser.error(f"-n must be >= 1 (got {args.n})")
     try:
+        allocation = allocation_environment(os.environ)
         line = ulfm_command(
             args.n,
             command,
             mca=[tuple(pair) for pair in args.mca],
-            oversubscribe=oversubscribe(args.no_oversubscribe, os.environ),
+            oversubscribe=oversubscribe(args.no_oversubscribe, {**os.environ, **allocation}),
         )
-    except LauncherMissing as error:
+    except (LauncherMissing, AllocationError) as error:
         print(f"{PROGRAM}: error: {error}", file=sys.stderr)
         return 2
-    env = ulfm_environment(single_thread_environment())
+    env = ulfm_environment(single_thread_environment()) | allocation
     os.execve(line[0], line, env)
     return 127  # not reached
 
