@@ -14,7 +14,6 @@ from gradcode.pipeline.faults import (
     EXIT_STOPPED,
     expected_stop,
     judge,
-    lost_workers,
     main,
     runs_pattern,
     tolerant_runs,
@@ -94,10 +93,10 @@ def test_a_run_stops_when_its_faults_take_more_than_the_code_tolerates():
     assert expected_stop(_config({"name": "uncoded", "params": {"n": 4}}, None)) is None
     # a spare takes the first dead worker's place: the second death is then tolerated
     assert expected_stop(_config(FRC, KILL_GROUP | {"spares": 1})) is None
-    assert lost_workers(_config(FRC, KILL_GROUP | {"spares": 1})) == [0]
+    assert _config(FRC, KILL_GROUP | {"spares": 1}).lost_workers() == [0]
     # a persistent straggler counts with the killed workers
     slow = {"model": "none", "persistent": [0]}
-    assert lost_workers(_config(FRC, KILL_ONE, stragglers=slow)) == [0, 1]
+    assert _config(FRC, KILL_ONE, stragglers=slow).lost_workers() == [0, 1]
     assert expected_stop(_config(FRC, KILL_ONE, stragglers=slow)) == [0, 1]
 
 

@@ -31,7 +31,7 @@ from gradcode.train.config import RunConfig, load_config
 from gradcode.train.dataset import load_training_data
 from gradcode.train.log import read_log
 from gradcode.train.plan import build_plan
-from gradcode.train.reference import serial_trajectory
+from gradcode.train.reference import exact_sum, serial_trajectory
 
 #: the record ``gradcode train inject --record`` writes beside the run (rule train_faults)
 KILLS_FILE = "kills.json"
@@ -145,7 +145,7 @@ def gradient_errors(run: FailedRun) -> tuple[np.ndarray, np.ndarray]:
     previous = np.zeros(data.features)
     for t, theta in enumerate(run.trajectory):
         decoded = data.rows * ((previous - theta) / step - 2.0 * l2 * previous)
-        exact = plan.code.reference(sum(model.partial_gradient(X, y, previous) for X, y in parts))
+        exact = exact_sum(model, parts, plan.code, previous)
         errors[t], norms[t] = np.linalg.norm(decoded - exact), np.linalg.norm(exact)
         previous = theta
     return errors, norms

@@ -61,17 +61,6 @@ def runs_pattern(run_ids: Iterable[str]) -> str:
     return "|".join(re.escape(run) for run in ids)
 
 
-def lost_workers(config: RunConfig) -> list[int]:
-    """Workers that stop answering for good during the run: killed (but for the earliest
-    ``faults.spares`` kills, whose places spare ranks take), silent, persistent."""
-    lost = set(config.stragglers.persistent)
-    faults = config.faults
-    if faults is not None:
-        killed = sorted(faults.kill, key=lambda event: event.iteration)[faults.spares :]
-        lost |= {event.worker for event in (*killed, *faults.silent)}
-    return sorted(lost)
-
-
 def _no_mpi_init() -> None:
     """Let mpi4py's ``MPI`` (which ``gradcode.train.failures`` imports) load without
     ``MPI_Init``: the judging process never communicates, and an MPI started in a SLURM batch
@@ -87,7 +76,7 @@ def _no_mpi_init() -> None:
 def expected_stop(config: RunConfig) -> list[int] | None:
     """The workers without which the run's code cannot decode, if its faults take them all
     (the run is meant to stop), else None."""
-    lost = lost_workers(config)
+    lost = config.lost_workers()  # spares counted
     if not lost or config.faults is None:
         return None
     from gradcode.train.failures import alive_decodable  # loads MPI: not at DAG construction

@@ -85,12 +85,9 @@ def _faults_line(plan) -> str:
     line = f"{mpi}; " + ("; ".join(events) if events else "no failure caused")
     if faults.spares:
         line += f"; {faults.spares} spare ranks take the first dead workers' places"
-    # each spare brings a killed worker back (the earliest kills first)
-    killed = [e.worker for e in faults.kill][faults.spares :]
-    lost = {*killed, *(e.worker for e in faults.silent)}
-    lost |= set(plan.config.stragglers.persistent)
+    lost = plan.config.lost_workers()
     if lost and not alive_decodable(plan.code, lost):
-        line += f"; the code cannot decode without workers {sorted(lost)}: the run will stop"
+        line += f"; the code cannot decode without workers {lost}: the run will stop"
     return line
 
 

@@ -341,6 +341,12 @@ class FaultsConfig:
     silent: tuple[FaultEvent, ...] = ()
     spares: int = 0
 
+    def lost_workers(self) -> list[int]:
+        """Workers that stop answering for good: killed (but for the first ``spares`` kills,
+        whose places spare ranks take) or silent, sorted."""
+        killed = self.kill[self.spares :]  # kill is in iteration order (``_fault_events``)
+        return sorted({event.worker for event in (*killed, *self.silent)})
+
     def silent_from(self, worker: int) -> int | None:
         """The iteration from which ``worker`` stops answering (``None``: never)."""
         found = [event.iteration for event in self.silent if event.worker == worker]
@@ -368,6 +374,14 @@ class RunConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def lost_workers(self) -> list[int]:
+        """Workers that never answer from some iteration on: persistent stragglers and the
+        faults' (``FaultsConfig.lost_workers``), sorted."""
+        lost = set(self.stragglers.persistent)
+        if self.faults is not None:
+            lost |= set(self.faults.lost_workers())
+        return sorted(lost)
 
     def fingerprint(self) -> str:
         """sha256 of everything that determines the trajectory (not iterations or outputs),

@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO
 
 from gradcode.blas import single_thread_environment
 from gradcode.train.mpilib import hydra
@@ -101,7 +100,7 @@ def run_command(
     except subprocess.TimeoutExpired:
         # a launcher may start the ranks in sessions of their own, and a process that outlived
         # the launcher keeps our pipes open: find them by descent and by the pipes they hold
-        family = descendants(process.pid) | holders(process.stderr)
+        family = left_by(process)
         # the launcher forwards what the ranks print: give their dumps time to come through
         wait = STACK_DUMP_WAIT if dump_stacks(family) else 0.0
         try:
@@ -112,11 +111,6 @@ def run_command(
         kill_group(process, family)
         raise HungJob(process.args, timeout, stdout, stderr, describe_processes(family)) from None
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-
-
-def _processes() -> dict[int, tuple[str, list[str]]]:
-    """Every live process: its state letter and command line."""
-    return {pid: (state, words) for pid, (_, state, words) in _table().items()}
 
 
 def _table() -> dict[int, tuple[int, str, list[str]]]:
@@ -135,39 +129,40 @@ def _table() -> dict[int, tuple[int, str, list[str]]]:
     return table
 
 
-def descendants(pid: int) -> dict[int, tuple[str, list[str]]]:
-    """Every live descendant of ``pid`` (and ``pid``): its state letter and command line."""
+def left_by(process: subprocess.Popen) -> dict[int, tuple[str, list[str]]]:
+    """What a job left: ``process``, its live descendants and every process holding the other
+    end of its stderr pipe (one that outlived its parent); each one's state and command line."""
     table = _table()
-    family, grew = {pid}, True
+    family, grew = {process.pid}, True
     while grew:
         grew = False
         for child, (parent, _, _) in table.items():
             if parent in family and child not in family:
                 family.add(child)
                 grew = True
-    return {p: table[p][1:] for p in sorted(family & table.keys())}
+    if process.stderr is not None:
+        family |= _pipe_holders(process.stderr.fileno(), table)
+    return {pid: table[pid][1:] for pid in sorted(family & table.keys())}
 
 
-def holders(stream: IO[str] | None) -> dict[int, tuple[str, list[str]]]:
-    """The processes that hold the other end of the pipe ``stream`` reads."""
-    if stream is None:
-        return {}
-    pipe = f"pipe:[{os.fstat(stream.fileno()).st_ino}]"
+def _pipe_holders(fd: int, pids: Iterable[int]) -> set[int]:
+    """Those of ``pids`` (but this process) with a descriptor on the pipe ``fd`` reads."""
+    pipe = f"pipe:[{os.fstat(fd).st_ino}]"
     found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    for pid in pids:
+        if pid == os.getpid():
             continue
         try:
-            if any(os.readlink(fd) == pipe for fd in (entry / "fd").iterdir()):
-                found.add(int(entry.name))
+            if any(os.readlink(link) == pipe for link in Path(f"/proc/{pid}/fd").iterdir()):
+                found.add(pid)
         except OSError:
             continue
-    return {pid: info for pid, info in _processes().items() if pid in found}
+    return found
 
 
 def dump_stacks(processes: dict[int, tuple[str, list[str]]]) -> int:
     """``SIGUSR1`` to the ranks (``python -m gradcode.train ...``) among ``processes``
-    (``descendants``); returns how many were asked."""
+    (``left_by``); returns how many were asked."""
     asked = 0
     for pid, (_, words) in processes.items():
         if words[1:3] == ["-m", "gradcode.train"]:

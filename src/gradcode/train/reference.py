@@ -10,8 +10,13 @@ the tests check; the other schemes are then compared with it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from gradcode.codes import GradientCode
+from gradcode.models import Model
 from gradcode.models import build as build_model
 from gradcode.train.config import RunConfig
 from gradcode.train.dataset import load_training_data
@@ -31,10 +36,18 @@ def serial_trajectory(config: RunConfig, iterations: int | None = None) -> np.nd
     trajectory = np.empty((steps, data.features))
     for t in range(steps):
         point = optimizer.point(state)
-        total = model.partial_gradient(*parts[0], point)
-        for X, y in parts[1:]:
-            np.add(total, model.partial_gradient(X, y, point), out=total)
-        decoded = plan.code.reference(total)
+        decoded = exact_sum(model, parts, plan.code, point)
         optimizer.step(state, t, model.full_gradient(decoded, point, data.rows, l2))
         trajectory[t] = optimizer.model(state)
     return trajectory
+
+
+def exact_sum(
+    model: Model, parts: Sequence[tuple[Any, Any]], code: GradientCode, point: np.ndarray
+) -> np.ndarray:
+    """What an exact code decodes at ``point``: ``code.reference`` of the partial gradients of
+    ``parts`` (``(X_p, y_p)``) summed in partition order, as the uncoded master sums them."""
+    total = model.partial_gradient(*parts[0], point)
+    for X, y in parts[1:]:
+        np.add(total, model.partial_gradient(X, y, point), out=total)
+    return code.reference(total)

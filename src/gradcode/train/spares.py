@@ -94,7 +94,6 @@ class Replacements:
         self._sends: list[Any] = []
         # pickle protocol 5 with the arrays out of band: no pickled copy of the partitions
         self._oob = pkl5.Intracomm(world)
-        self._status = MPI.Status()
 
     def replace_dead(self, iteration: int) -> list[Replacement]:
         """Give every worker whose rank died a live spare (while any is left)."""
