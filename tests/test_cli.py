@@ -58,3 +58,29 @@ def test_show_prints_assignment(capsys):
 def test_list(capsys):
     assert main(["codes", "list"]) == 0
     assert "uncoded" in capsys.readouterr().out
+
+
+def test_a_command_after_the_double_dash_is_never_parsed_as_arguments(monkeypatch):
+    # cluster lose's NODE is optional (--rank R names it instead): the command's first word
+    # after -- must not fill it
+    from gradcode.cluster import cli as cluster_cli
+
+    seen = []
+    monkeypatch.setattr(cluster_cli, "cmd_lose", lambda args, rest: seen.append((args, rest)))
+    main(["cluster", "lose", "--rank", "3", "--kill", "--after", "1", "--", "sleep", "--help"])
+    [(args, rest)] = seen
+    assert args.node is None and args.rank == 3 and rest == ["--", "sleep", "--help"]
+
+
+def test_inject_refuses_a_node_loss(tmp_path, capsys):
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "iterations: 3\n"
+        "data: {dataset: synthetic-logistic, variant: small}\n"
+        "model: {kind: logistic}\n"
+        "optimizer: {kind: gd, step: 1.0}\n"
+        "scheme: {name: frc, params: {n: 4, s: 1}}\n"
+        "faults: {lose_node: {worker: 1, iteration: 2, how: kill}}\n"
+    )
+    assert main(["train", "inject", str(run), "--out", str(tmp_path), "--", "true"]) == 2
+    assert "faults.lose_node loses a node of the emulated cluster" in capsys.readouterr().err

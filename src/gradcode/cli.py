@@ -242,7 +242,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     one_line_plugin_warnings()
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # what follows the first "--" is a command to run (``-- CMD ...``), never parsed here: an
+    # optional positional (``cluster lose [NODE] --rank R``) would take the command's first word
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, rest = parser.parse_known_args(argv[:cut])
+    rest += argv[cut:]
     if rest and args.func in (cmd_codes_list, cmd_codes_stability):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -35,6 +39,96 @@ NODES = ["gc-node0", "gc-node1", "gc-node2", "gc-node3"]
 def test_a_bad_loss_is_one_line_naming_the_option(args, kwargs, message):
     with pytest.raises(LoseError, match=message):
         plan_lose(*args, **kwargs)
+
+
+def test_a_rank_names_the_node_gradcode_cluster_ulfm_puts_it_on():
+    assert plan_lose(None, "kill", after=0, rank=3, nodes=NODES).node == "gc-node3"
+    assert plan_lose(None, "link", after=0, rank=2, nodes=["gc-node4", "gc-node7", "gc-node9"])
+    with pytest.raises(LoseError, match="rank 0 is the master"):
+        plan_lose(None, "kill", after=0, rank=0, nodes=NODES)
+    with pytest.raises(LoseError, match="or --rank"):
+        plan_lose("gc-node3", "kill", after=0, rank=3, nodes=NODES)
+    with pytest.raises(LoseError, match="or --rank"):
+        plan_lose(None, "kill", after=0)
+
+
+def test_return_gives_the_node_back_after_the_command_and_records_it(tmp_path):
+    log, record = tmp_path / "log.jsonl", tmp_path / "lost.json"
+    events = []
+
+    def give_back(plan):
+        events.append(("back", plan.node, complete_lines(log)))
+        return {"back": {"clock": 1.0}}
+
+    status = run_lose(
+        plan_lose(None, "link", at_iteration=2, log=log, rank=1, nodes=NODES),
+        ["sh", "-c", shlex.join(log_writer(log)) + "; exit 3"],
+        record,
+        nodes=NODES,
+        set_link=lambda node, state: events.append((state, node)),
+        sysctl=lambda node, value=None: 15,
+        give_back=give_back,
+    )
+    assert status == 3  # the command's (an uncoded run that stopped)
+    assert events == [("down", "gc-node1"), ("back", "gc-node1", 6)]  # after the whole run
+    done = json.loads(record.read_text())
+    assert done["rank"] == 1 and done["returned"] == {"back": {"clock": 1.0}}
+    # a command that ends before the trigger lost nothing, so nothing comes back
+    events.clear()
+    run_lose(
+        plan_lose("gc-node1", "kill", after=30),
+        [sys.executable, "-c", "pass"],
+        record,
+        kill=lambda node: events.append(node) or [],
+        give_back=give_back,
+    )
+    assert events == [] and "returned" not in json.loads(record.read_text())
+
+
+def test_the_relay_carries_nothing_while_the_nodes_link_is_down():
+    class Link:
+        state = True
+
+        def up(self):
+            return self.state
+
+    link = Link()
+    server, inner, port = _relay_ends()
+    relay = threading.Thread(target=noderank.relay, args=([(inner, port)], link), daemon=True)
+    relay.start()
+    rank = socket.create_connection(("127.0.0.2", port))
+    launcher, _ = server.accept()
+    rank.sendall(b"before")
+    assert launcher.recv(16) == b"before"
+    link.state = False
+    time.sleep(0.2)
+    rank.sendall(b"cut off")
+    launcher.settimeout(0.5)
+    with pytest.raises(TimeoutError):
+        launcher.recv(16)
+    link.state = True
+    launcher.settimeout(5)
+    assert launcher.recv(16) == b"cut off"
+    rank.close()
+    relay.join(timeout=5)
+    assert not relay.is_alive()
+    launcher.close()
+    # down for longer than the lifeline: the rank is given up, the relay ends
+    lost = []
+    relay = threading.Thread(
+        target=noderank.relay,
+        args=([(inner, port)], link, 0.3, lambda: lost.append(time.monotonic())),
+        daemon=True,
+    )
+    relay.start()
+    rank = socket.create_connection(("127.0.0.2", port))
+    launcher, _ = server.accept()
+    link.state = False
+    began = time.monotonic()
+    relay.join(timeout=5)
+    assert not relay.is_alive() and len(lost) == 1 and lost[0] - began >= 0.3
+    for sock in (rank, launcher, server, inner):
+        sock.close()
 
 
 def test_kill_node_kills_every_process_of_the_node_until_none_is_left():
@@ -140,18 +234,21 @@ def test_each_rank_goes_to_its_node_and_the_pmix_ports_are_found():
         noderank.rank_of({})
 
 
-def test_the_relay_carries_a_connection_both_ways_and_ends_with_it():
-    import socket
-    import threading
-
+def _relay_ends() -> tuple[socket.socket, socket.socket, int]:
+    """The launcher's PMIx server (listening on 127.0.0.1) and the rank's side, listening at
+    the same port in its node; here: another loopback address."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
     port = server.getsockname()[1]
-    # the rank's side listens at the same port in its node; here: another loopback address
     inner = socket.socket()
     inner.bind(("127.0.0.2", port))
     inner.listen(1)
+    return server, inner, port
+
+
+def test_the_relay_carries_a_connection_both_ways_and_ends_with_it():
+    server, inner, port = _relay_ends()
     relay = threading.Thread(target=noderank.relay, args=([(inner, port)],), daemon=True)
     relay.start()
     client = socket.create_connection(("127.0.0.2", port))
@@ -169,7 +266,10 @@ def test_the_relay_carries_a_connection_both_ways_and_ends_with_it():
 
 def test_the_launcher_line_moves_every_rank_and_beats():
     line = ulfm.command(NODES, 4, ["python", "-m", "gradcode.train", "run.yaml"])
-    assert line[-9:-4] == ["-m", "gradcode.cluster.noderank", "--nodes", ",".join(NODES), "--"]
+    moved = ["-m", "gradcode.cluster.noderank", "--nodes", ",".join(NODES), "--lifeline", "5"]
+    assert line[-11:-4] == [*moved, "--"]
+    longer = ulfm.command(NODES, 4, ["x"], period=1.0, timeout=4.0)
+    assert longer[longer.index("--lifeline") + 1] == "8"  # twice the heartbeat timeout
     text = " ".join(line)
     assert "--with-ft ulfm" in text and "btl_tcp_if_include gc-veth" in text
     assert "mpi_ft_detector true" in text and "mpi_ft_detector_thread false" in text

@@ -11,7 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_slurm_cluster_profile_places_one_rank_per_node_on_tcp(tmp_path):
+def _dry_run(tmp_path: Path, target: str, configfile: str) -> str:
+    """``snakemake --dry-run TARGET`` under the slurm-cluster profile; its output."""
     # the SLURM executor asks scontrol at start; a stand-in that fails keeps the dry run fast
     shim = tmp_path / "shim"
     shim.mkdir()
@@ -20,10 +21,10 @@ def test_slurm_cluster_profile_places_one_rank_per_node_on_tcp(tmp_path):
     env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run(
         [
-            sys.executable, "-m", "snakemake", "results/train/smoke-frc/summary.json",
+            sys.executable, "-m", "snakemake", target,
             "--dry-run",
             "--profile", str(ROOT / "workflow/profiles/slurm-cluster"),
-            "--configfile", str(ROOT / "config/cluster-smoke.yaml"),
+            "--configfile", str(ROOT / configfile),
             "--directory", str(tmp_path / "work"),
             "--snakefile", str(ROOT / "Snakefile"),
         ],
@@ -31,8 +32,24 @@ def test_slurm_cluster_profile_places_one_rank_per_node_on_tcp(tmp_path):
     )  # fmt: skip
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
+    return out
+
+
+def test_slurm_cluster_profile_places_one_rank_per_node_on_tcp(tmp_path):
+    out = _dry_run(tmp_path, "results/train/smoke-frc/summary.json", "config/cluster-smoke.yaml")
     train = next(line for line in out.splitlines() if "python -m gradcode.train " in line)
     assert "MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp" in train
     assert "srun --mpi=pmi2 --ntasks-per-node=1 -n 5 " in train
     assert "slurm_extra=--ntasks-per-node=1" in out
     assert "slurm_partition=cluster" in out
+
+
+def test_a_run_that_loses_a_node_is_a_no_kill_job_inside_gradcode_cluster_lose(tmp_path):
+    target = "results/train/cluster-node-lost/frc-link/summary.json"
+    out = _dry_run(tmp_path, target, "config/cluster.yaml")
+    assert "rule train_lost:" in out
+    lose = next(line for line in out.splitlines() if "gradcode cluster lose " in line)
+    assert "gradcode cluster lose --rank 3 --link --at-iteration 15 --log " in lose
+    assert " --return -- gradcode cluster ulfm -n 9 -- python -m gradcode.train " in lose
+    assert "python -m gradcode.pipeline.faults" in lose
+    assert "slurm_extra=--ntasks-per-node=1 --exclusive --no-kill" in out

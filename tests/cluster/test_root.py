@@ -168,6 +168,33 @@ def test_cut_takes_a_link_down_during_a_command_and_puts_it_back(cluster, tmp_pa
     assert probe.measure(spec, "gc-node1", "gc-node2", 1_000_000).bits_per_second > 0.5 * RATE
 
 
+@pytest.mark.parametrize("how", ["kill", "link"])
+def test_a_lost_node_comes_back_after_the_command_with_return(cluster, tmp_path, how):
+    spec, with_slurm = cluster
+    show = ["ip", "-o", "-n", "gc-node2", "link", "show", "gc-veth"]
+    record = tmp_path / "lost.json"
+    argv = [str(BIN / "gradcode"), "cluster", "lose", "gc-node2", f"--{how}", "--after", "0.1"]
+    argv += ["--record", str(record), "--return", "--", "sh", "-c", "sleep 0.6; " + " ".join(show)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lost = json.loads(record.read_text())
+    if how == "link":
+        assert "state DOWN" in done.stdout  # seen by the command, after the loss
+    else:
+        killed = {entry["name"] for entry in lost["killed"]}
+        assert killed == ({"slurmd"} if with_slurm else set()), killed
+    # after the command: the link up, the node's slurmd again and SLURM's node idle
+    assert "state UP" in subprocess.run(show, capture_output=True, text=True).stdout
+    back = lost["returned"]
+    assert back["back"]["clock"] > lost["done"]["clock"]
+    if with_slurm:
+        assert "slurm_down" in back
+        assert slurm.node_states(spec)["gc-node2"] == "idle"
+        entry = next(e for e in State.load().resources if e.get("name") == "slurmd gc-node2")
+        assert control._running(entry)
+    assert probe.measure(spec, "gc-node1", "gc-node2", 1_000_000).bits_per_second > 0.5 * RATE
+
+
 def _nothing_left() -> None:
     assert network.leftovers() == []
     assert not [n for n in network.our_namespaces()]

@@ -12,6 +12,7 @@ import yaml
 
 from gradcode.figures.failures import (
     KILLS_FILE,
+    LOST_FILE,
     FailureRunError,
     gradient_errors,
     read_failed_run,
@@ -73,6 +74,24 @@ def test_a_run_through_its_failures(tmp_path, data):
     assert run.error_estimates() is None
     shifted = read_failed_run(_run(tmp_path / "shifted", data, shift=1e-3))
     assert np.all(shifted.distance > 0)
+
+
+def test_a_lost_node_is_read_from_gradcode_cluster_loses_record(tmp_path, data):
+    summary = _run(tmp_path / "frc", data)
+    run = yaml.safe_load((summary.parent / "run.yaml").read_text())
+    run["faults"] = {"lose_node": {"worker": 1, "iteration": 2, "how": "link"}}
+    (summary.parent / "run.yaml").write_text(yaml.safe_dump(run))
+    (summary.parent / KILLS_FILE).unlink()
+    record = {"node": "gc-node2", "how": "link", "rank": 2, "lost": {"clock": 8.0}}
+    (summary.parent / LOST_FILE).write_text(json.dumps(record))
+    lost = read_failed_run(summary)
+    assert lost.losses == [
+        {"worker": 1, "iteration": 2, "monotonic": 8.0, "how": "link", "node": "gc-node2"}
+    ]
+    assert lost.detection_seconds() == {1: pytest.approx(2.0075)}
+    (summary.parent / LOST_FILE).write_text(json.dumps(record | {"lost": None}))
+    with pytest.raises(FailureRunError, match="gc-node2 was never lost"):
+        read_failed_run(summary)
 
 
 def test_the_decoded_gradient_is_recovered_from_the_iterates(tmp_path, data):

@@ -14,7 +14,9 @@ from gradcode.pipeline.faults import (
     EXIT_STOPPED,
     expected_stop,
     judge,
+    lose_arguments,
     main,
+    node_loss_runs,
     runs_pattern,
     tolerant_runs,
 )
@@ -131,3 +133,20 @@ def test_main_reads_the_run_and_summary_and_says_one_line(tmp_path, capsys):
     (tmp_path / "bad.yaml").write_text("iterations: [\n")
     assert main([str(tmp_path / "bad.yaml"), str(summary), "0"]) == 2
     assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+def test_the_cluster_config_loses_a_node_in_its_own_rule_and_judges_it_alike():
+    train = yaml.safe_load((ROOT / "config" / "cluster.yaml").read_text())["train"]
+    runs = collect_runs(train["runs"], train["experiments"], ROOT)
+    lost = node_loss_runs(runs)
+    assert lost == sorted(runs.experiments["cluster-node-lost"])
+    assert not set(lost) & set(tolerant_runs(runs))  # train_lost, never train_faults
+    frc = runs.plan("cluster-node-lost/frc-link").config
+    assert lose_arguments(frc) == ["--rank", "3", "--link", "--at-iteration", "15"]
+    assert expected_stop(frc) is None
+    uncoded = runs.plan("cluster-node-lost/uncoded-kill").config
+    assert expected_stop(uncoded) == [2]
+    # the lost node's worker explains the uncoded stop; FRC finishing is its result
+    assert judge(EXIT_STOPPED, uncoded, _stopped([2]))[0] == 0
+    assert judge(EXIT_STOPPED, uncoded, _stopped([1, 2]))[0] == EXIT_STOPPED
+    assert judge(0, frc, {"failed_workers": [2]})[0] == 0

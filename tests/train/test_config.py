@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcode.train.config import ConfigError, parse_config
+from gradcode.train.config import ConfigError, NodeLoss, parse_config
 from gradcode.train.plan import build_plan, check_world
 from gradcode.train.stragglers import build_source
 
@@ -188,6 +188,34 @@ def test_random_set_delays_exactly_count_workers():
         ({"spares": -1}, "faults.spares: must be >= 0"),
         ({"spares": 1.5}, "faults.spares: must be an integer"),
         ({"tolerate": False, "spares": 1}, "faults.spares: needs faults.tolerate"),
+        (
+            {"lose_node": {"worker": 1, "iteration": 3, "how": "melt"}},
+            "faults.lose_node.how: must be one of kill, link (got 'melt')",
+        ),
+        ({"lose_node": {"worker": 1, "how": "kill"}}, "faults.lose_node.iteration: missing"),
+        (
+            {"lose_node": {"worker": 1, "iteration": 0, "how": "kill"}},
+            "faults.lose_node.iteration: must be >= 1",
+        ),
+        (
+            {"lose_node": {"worker": 4, "iteration": 3, "how": "kill"}},
+            "faults.lose_node.worker: worker 4 does not exist",
+        ),
+        (
+            {"tolerate": False, "lose_node": {"worker": 1, "iteration": 3, "how": "link"}},
+            "faults.lose_node: needs faults.tolerate",
+        ),
+        (
+            {
+                "kill": [{"worker": 1, "iteration": 2}],
+                "lose_node": {"worker": 1, "iteration": 3, "how": "kill"},
+            },
+            "faults.lose_node: worker 1 is also in faults.kill",
+        ),
+        (
+            {"spares": 1, "lose_node": {"worker": 1, "iteration": 3, "how": "kill"}},
+            "faults.lose_node: not with faults.spares",
+        ),
     ],
 )
 def test_faults_are_validated_where_they_enter(faults, expected):
@@ -212,3 +240,13 @@ def test_kills_beyond_what_the_code_tolerates_are_allowed_and_change_no_fingerpr
     config = parse_config(run)
     build_plan(config)
     assert config.fingerprint() == parse_config(minimal()).fingerprint()
+
+
+def test_a_lost_nodes_worker_is_lost_for_good():
+    loss = {"worker": 2, "iteration": 5, "how": "link"}
+    config = parse_config(
+        minimal(faults={"silent": [{"worker": 0, "iteration": 1}]} | {"lose_node": loss})
+    )
+    assert config.faults.lose_node == NodeLoss(2, 5, "link")
+    assert config.lost_workers() == [0, 2] and config.faults.failing_workers() == [0, 2]
+    build_plan(config)

@@ -9,13 +9,15 @@
 # ---
 
 # %% [markdown]
-# # Failed workers: iteration time and distance to the serial model through kill -9
+# # Failed workers: iteration time and distance to the serial model through kill -9 or a lost node
 #
 # The papers count a worker that never answers as a straggler, whatever the cause (paper 003,
 # Sec. I: tasks that "may never be received, due to delay or outage"; paper 001: CR is robust
 # to "straggling/failure" of s of every parent's n children), and none of them measures a
 # failure. Here every run is a real MPI job on Open MPI with ULFM, and workers' processes are
-# killed with SIGKILL from outside at chosen iterations (`gradcode train inject`). The master
+# killed with SIGKILL from outside at chosen iterations (`gradcode train inject`), or, on the
+# emulated cluster, a worker's whole node is lost (every process on it killed, or its link
+# down for good: `gradcode cluster lose`, experiment cluster-node-lost). The master
 # learns of each death from MPI's own error and treats the worker as a permanent straggler by
 # the code's own rule; a run whose code cannot decode without the dead workers stops, with a
 # checkpoint to resume from (exit status 3, which the workflow expects of it).
@@ -33,7 +35,7 @@ import numpy as np
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
-from gradcode.figures.failures import gradient_errors, read_failed_run
+from gradcode.figures.failures import HOW, gradient_errors, read_failed_run
 from gradcode.train.experiment import load_experiment
 
 # %% tags=["parameters"]
@@ -57,7 +59,10 @@ for run in records:
     # the workflow's copy of the experiment's run (its data aside)
     assert run.config.faults == spec.config(run.name).faults, run.name
     assert run.summary["mpi"]["fault_tolerant"], f"{run.name}: not on a fault-tolerant MPI"
-    assert sorted(kill["worker"] for kill in run.kills) == run.summary["failed_workers"], run.name
+    lost = sorted(loss["worker"] for loss in run.losses)
+    assert lost == run.summary["failed_workers"], f"{run.name}: lost {lost}, failed " + str(
+        run.summary["failed_workers"]
+    )
 
 style.setup()
 figure, (times_axis, distance_axis, estimate_axis) = plt.subplots(
@@ -73,8 +78,8 @@ for index, run in enumerate(records):
         for key, value in run.summary["scheme_params"].items()
         if isinstance(value, int | float | str)
     )
-    killed = ", ".join(f"w{kill['worker']}@{kill['iteration']}" for kill in run.kills)
-    label = f"{run.name} ({params}; kill {killed})"
+    killed = ", ".join(f"w{loss['worker']}@{loss['iteration']}" for loss in run.losses)
+    label = f"{run.name} ({params}; lost {killed})"
     times = 1e3 * run.iteration_times
     distance = np.maximum(run.distance, FLOOR)
     times_axis.plot(steps, times, marker=".", color=colour, label=label)
@@ -124,10 +129,12 @@ detections = [1e3 * value for run in records for value in run.detection_seconds(
 data = records[0].summary["data"]
 mpi = records[0].summary["mpi"]["version"].split(",")[0]
 title = (
-    f"{len(records)} runs, workers killed with SIGKILL mid-run on {mpi} (ULFM); "
+    f"{len(records)} runs, workers "
+    + " or ".join(sorted({HOW[loss["how"]] for run in records for loss in run.losses}))
+    + f" mid-run on {mpi} (ULFM); "
     f"{data['dataset']} {data['rows']} x {data['features']}, "
     f"{records[0].summary['iterations']} iterations; a death reached the master "
-    f"{min(detections):.1f}-{max(detections):.1f} ms after the kill"
+    f"{min(detections):.1f}-{max(detections):.1f} ms after the loss"
 )
 if any(run.summary["data"].get("stand_in") for run in records):
     title += f"\n{style.STAND_IN_NOTE}"
@@ -141,7 +148,9 @@ for run in records:
     summary, stopped = run.summary, run.stopped
     item = f"{run.name}: {summary['scheme']} {summary['scheme_params']}"
     kills = "; ".join(
-        f"worker {kill['worker']} killed at iteration {kill['iteration']}" for kill in run.kills
+        f"worker {loss['worker']} {HOW[loss['how']]} at iteration {loss['iteration']}"
+        + (f" ({loss['node']})" if "node" in loss else "")
+        for loss in run.losses
     )
     seen = "; ".join(
         f"worker {failure['worker']} seen in iteration {failure['iteration']} "
@@ -181,7 +190,7 @@ for run in records:
         Comparison(
             claim["paper"],
             item,
-            "detection: kill to the master's record (ms, slowest)",
+            "detection: loss to the master's record (ms, slowest)",
             "not measured (failures counted as stragglers)",
             1e3 * max(times.values()),
             KIND,

@@ -115,3 +115,47 @@ if _CLUSTER.get("cut"):
             " --out {params.out} --fresh > {log} 2>&1"
             " && python -m gradcode.train.world_size {output.summary} {resources.tasks}"
             " >> {log} 2>&1"
+
+
+if NODE_LOSS_RUNS:
+
+    ruleorder: train_lost > train
+
+    # runs with faults.lose_node (gradcode.pipeline.faults): on Open MPI with ULFM over the
+    # nodes (gradcode cluster ulfm: one launcher on the master's node, rank r on the r-th of
+    # the job's nodes), inside gradcode cluster lose, which loses the node of the run's worker
+    # at its iteration (every process on it killed, or its link down) and, once the run is
+    # over, gives it back (SLURM: marked DOWN, which drops it from the --no-kill job, then its
+    # slurmd again), so the cluster is whole for the next job; lost.json says when and how.
+    # Judged as train_faults' runs: a code that cannot go on without the lost worker stops
+    # with exit status 3, its expected result.
+    rule train_lost:
+        input:
+            "results/train/{run}/run.yaml",
+        output:
+            summary="results/train/{run}/summary.json",
+            log="results/train/{run}/log.jsonl",
+            model="results/train/{run}/model.npy",
+            lost="results/train/{run}/lost.json",
+        log:
+            "results/logs/train/{run}.log",
+        wildcard_constraints:
+            run=runs_pattern(NODE_LOSS_RUNS),
+        conda:
+            "../../envs/gradcode.yaml"
+        threads: local_cores()
+        resources:
+            tasks=lambda wildcards: run_ranks(wildcards.run),
+            mpi="gradcode cluster ulfm",
+            mem_mb_per_cpu=train_mem_mb_per_cpu,
+            runtime=train_runtime,
+        params:
+            out=lambda wildcards, output: str(Path(output.summary).parent),
+            blas=BLAS_ONE_THREAD,
+            lose=lambda wildcards: cluster_lose_args(wildcards.run),
+        shell:
+            "status=0; {params.blas} gradcode cluster lose {params.lose} --log {output.log}"
+            " --record {output.lost} --return --"
+            " {resources.mpi} -n {resources.tasks} -- python -m gradcode.train {input}"
+            " --out {params.out} --fresh > {log} 2>&1 || status=$?;"
+            " python -m gradcode.pipeline.faults {input} {output.summary} $status >> {log} 2>&1"

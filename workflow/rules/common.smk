@@ -19,6 +19,8 @@ from gradcode.pipeline.figures import (
 )
 from gradcode.pipeline.faults import (
     ULFM_LAUNCHER,
+    lose_arguments,
+    node_loss_runs,
     runs_pattern,
     tolerant_runs,
 )
@@ -79,6 +81,8 @@ TRAIN_RUNS = _RUNS.runs
 EXPERIMENTS = _RUNS.experiments
 #: runs with faults.tolerate: on Open MPI with ULFM, workers killed from outside (train_faults)
 TOLERANT_RUNS = tolerant_runs(_RUNS)
+#: runs with faults.lose_node: a node of the emulated cluster lost mid-run (train_lost)
+NODE_LOSS_RUNS = node_loss_runs(_RUNS)
 
 
 def run_data(run):
@@ -280,6 +284,12 @@ def cut_runs_pattern(cut):
             f"train.experiments ({', '.join(EXPERIMENTS) or 'none'})"
         )
     return "|".join(re.escape(run) for run in EXPERIMENTS[cut["experiment"]])
+
+
+def cluster_lose_args(run):
+    """gradcode cluster lose's options for ``run``'s faults.lose_node (log and record come
+    from the rule)."""
+    return shlex.join(lose_arguments(_RUNS.plan(run).config))
 
 
 def cluster_cut_args(cut):

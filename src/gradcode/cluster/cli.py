@@ -130,13 +130,12 @@ def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_ulfm(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control, rerate, ulfm
+    from gradcode.cluster import control, ulfm
 
     spec = control.current_spec()
     if args.n < 1:
         raise CLIError(f"-n must be at least 1, got {args.n}")
-    # in a SLURM job its nodes (the allocation's order), else every node of the cluster
-    nodes = rerate.job_nodes() or [node.name for node in spec.nodes]
+    nodes = _rank_nodes(spec)
     try:
         line = ulfm.command(
             nodes,
@@ -197,18 +196,40 @@ def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
     return cut.run_cut(plan, command, args.record)
 
 
+def _rank_nodes(spec) -> list[str]:
+    """Where ``gradcode cluster ulfm`` puts rank ``r``: the ``r``-th of these, the SLURM job's
+    nodes (the allocation's order) in a job, else every node of the cluster."""
+    from gradcode.cluster import rerate
+
+    return rerate.job_nodes() or [node.name for node in spec.nodes]
+
+
 def cmd_lose(args: argparse.Namespace, rest: list[str]) -> int:
     from gradcode.cluster import control, lose, network
+    from gradcode.cluster.state import State
 
-    plan = lose.plan_lose(
-        args.node, args.how, args.after, args.at_iteration, args.log, args.tcp_retries
-    )
     spec = control.current_spec()
+    plan = lose.plan_lose(
+        args.node,
+        args.how,
+        args.after,
+        args.at_iteration,
+        args.log,
+        args.tcp_retries,
+        rank=args.rank,
+        nodes=_rank_nodes(spec) if args.rank is not None else (),
+    )
     spec.node(plan.node)  # a node of the cluster that is up
+    if plan.node == spec.master.name:
+        raise CLIError(f"{plan.node} is the master's node (slurmctld, the launcher): not lost")
     network.require_privileges()
     command = _command(rest) if rest else []
+    if args.give_back and not command:
+        raise CLIError("--return: gives the node back after a command (-- CMD ...); none given")
     nodes = [node.name for node in spec.nodes]
-    return lose.run_lose(plan, command, args.record, nodes=nodes)
+    state = State.load()
+    give_back = (lambda plan: lose.return_node(plan, spec, state)) if args.give_back else None
+    return lose.run_lose(plan, command, args.record, nodes=nodes, give_back=give_back)
 
 
 def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
@@ -337,11 +358,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     _trigger_options(cutter, "cut")
     cutter.set_defaults(func=cmd_cut)
-    loser = _node_action(
-        actions,
+    loser = actions.add_parser(
         "lose",
-        "lose one node for good (--kill: every process on it; --link: its link down)",
-        "the node to lose",
+        help="lose one node for good (--kill: every process on it; --link: its link down), "
+        "optionally during a command (-- CMD ...)",
+        allow_abbrev=False,
+    )
+    loser.add_argument("node", nargs="?", help="the node to lose, e.g. gc-node3")
+    loser.add_argument(
+        "--rank",
+        type=int,
+        help="instead of NODE: the node MPI rank R runs on under gradcode cluster ulfm (the "
+        "R-th of a SLURM job's nodes, or of the cluster's)",
+    )
+    loser.add_argument(
+        "--return",
+        dest="give_back",
+        action="store_true",
+        help="once the command ended, give the node back (SLURM: marked DOWN, which drops it "
+        "from a --no-kill job, then rebooted: its slurmd again, idle)",
     )
     how = loser.add_mutually_exclusive_group(required=True)
     how.add_argument(

@@ -18,23 +18,33 @@ connection to the launcher's PMIx server, which listens on the master's node's l
 is relayed: before moving, the rank opens a listening socket on 127.0.0.1 at the server's
 port *inside its node's namespace*, and a relay process, forked in the master's namespace,
 carries each connection made to it to the server. The relay is the node's PMIx channel to the
-launcher, not a process of the node: a lost node (its namespace's processes killed, or its
-link down) leaves it, and it ends when the rank's connection closes. Rank processes are the
-launcher's children, so the launcher sees a killed rank exit at once (how ULFM learns of it).
+launcher, not a process of the node: a node whose processes are killed leaves it, and it ends
+when the rank's connection closes. It behaves as that channel would on real nodes, where it
+crosses the node's link: while the link is down it carries nothing either way (and closes
+nothing), so a cut-off rank neither learns from the launcher nor tells it anything (without
+that, a cut-off rank's heartbeat detector, hearing no one, declared the healthy rank it
+watches dead, and the report got out through the relay: 1 run in 3, two workers lost). Rank
+processes are the launcher's children, so the launcher sees a killed rank exit at once (how
+ULFM learns of it).
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import fcntl
 import os
 import re
 import select
+import signal
 import socket
+import struct
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 
 from gradcode.cluster.network import netns_path, uts_path
+from gradcode.cluster.spec import NODE_IFACE
 
 PROGRAM = "python -m gradcode.cluster.noderank"
 #: setns(2) namespace types (linux/sched.h)
@@ -43,6 +53,14 @@ CLONE_NEWNET, CLONE_NEWUTS = 0x40000000, 0x04000000
 SERVER_URI = re.compile(r"tcp4://127\.0\.0\.1:(\d+)")
 #: seconds the relay waits for the rank's first connection before it gives up
 FIRST_CONNECTION = 120.0
+#: seconds between the relay's looks at its node's link
+LINK_POLL = 0.05
+#: seconds a node's link may be down before the relay kills its rank: longer than ULFM's
+#: heartbeat timeout (``gradcode.cluster.ulfm``), so that the survivors find the rank dead
+#: by their heartbeats, as they would on real nodes, before anything else happens to it
+LIFELINE = 5.0
+#: ioctl(2) asking an interface's flags, and the flag of an interface that is up (linux/if.h)
+SIOCGIFFLAGS, IFF_UP = 0x8913, 0x1
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -81,9 +99,26 @@ def setns(path: str | os.PathLike[str], kind: int) -> None:
         os.close(fd)
 
 
-def listen_in(node: str, ports: set[int]) -> list[tuple[socket.socket, int]]:
-    """A listening socket on 127.0.0.1:PORT in ``node``'s namespace for every port; this
-    process is back in its own network namespace after."""
+class Link:
+    """Whether a node's link (``gc-veth`` in its namespace) is up, asked through a socket made
+    in that namespace (``SIOCGIFFLAGS``: a socket's ioctls act on the namespace it was made
+    in, wherever the asking process is)."""
+
+    def __init__(self, probe: socket.socket, interface: str = NODE_IFACE) -> None:
+        self.probe = probe
+        self.request = struct.pack("16sH14x", interface.encode(), 0)
+
+    def up(self) -> bool:
+        try:
+            answer = fcntl.ioctl(self.probe.fileno(), SIOCGIFFLAGS, self.request)
+        except OSError:
+            return False  # no such interface any more: the node is gone
+        return bool(struct.unpack("16sH14x", answer)[1] & IFF_UP)
+
+
+def listen_in(node: str, ports: set[int]) -> tuple[list[tuple[socket.socket, int]], Link]:
+    """A listening socket on 127.0.0.1:PORT in ``node``'s namespace for every port, and the
+    node's ``Link``; this process is back in its own network namespace after."""
     home = os.open("/proc/self/ns/net", os.O_RDONLY)
     try:
         setns(netns_path(node), CLONE_NEWNET)
@@ -95,23 +130,45 @@ def listen_in(node: str, ports: set[int]) -> list[tuple[socket.socket, int]]:
                 listener.bind(("127.0.0.1", port))
                 listener.listen(16)
                 listeners.append((listener, port))
+            link = Link(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
         finally:
             if _libc.setns(home, CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), "setns back to the launcher's namespace")
-        return listeners
+        return listeners, link
     finally:
         os.close(home)
 
 
-def relay(listeners: list[tuple[socket.socket, int]]) -> None:
+def relay(
+    listeners: list[tuple[socket.socket, int]],
+    link: Link | None = None,
+    lifeline: float = LIFELINE,
+    lost: Callable[[], None] = lambda: None,
+) -> None:
     """Carry every connection made to ``listeners`` to 127.0.0.1 at the same port here; return
-    once the connections there were have all closed (or none came in time)."""
+    once the connections there were have all closed (or none came in time). While ``link`` is
+    down nothing is carried either way and nothing is closed, as on a real network whose
+    cable is out: the launcher's connection to a cut-off node's rank goes across that link.
+    Once it has been down for ``lifeline`` seconds, ``lost()`` (the rank killed, as a node's
+    runtime daemon kills its processes when it loses its lifeline to the launcher) and
+    return."""
     port_of = {listener: port for listener, port in listeners}
     peer: dict[socket.socket, socket.socket] = {}
+    down_since: float | None = None
     while True:
-        timeout = None if peer else FIRST_CONNECTION
+        if link is not None and peer and not link.up():
+            down_since = down_since or time.monotonic()
+            if time.monotonic() - down_since >= lifeline:
+                lost()
+                return
+            time.sleep(LINK_POLL)
+            continue
+        down_since = None
+        timeout = FIRST_CONNECTION if not peer else (LINK_POLL if link is not None else None)
         ready, _, _ = select.select([*port_of, *peer], [], [], timeout)
         if not ready:
+            if peer:
+                continue  # a look at the link
             return
         for sock in ready:
             if sock in port_of:
@@ -136,18 +193,32 @@ def relay(listeners: list[tuple[socket.socket, int]]) -> None:
                 return
 
 
-def move(node: str, environ: Mapping[str, str]) -> None:
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def move(node: str, environ: Mapping[str, str], lifeline: float = LIFELINE) -> None:
     """Relay the PMIx server's ports into ``node`` (a forked relay stays here), then put this
     process into ``node``'s network and UTS namespaces."""
-    listeners = listen_in(node, server_ports(environ))
+    listeners, link = listen_in(node, server_ports(environ))
+    rank = os.getpid()
     if listeners and os.fork() == 0:
         os.setsid()
+        # the launcher reads the rank's output until every holder of its pipes has gone:
+        # the relay, which may outlive the rank, holds none
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
         try:
-            relay(listeners)
+            relay(listeners, link, lifeline, lost=lambda: _kill(rank))
         finally:
             os._exit(0)
     for listener, _ in listeners:
         listener.close()
+    link.probe.close()
     setns(netns_path(node), CLONE_NEWNET)
     setns(uts_path(node), CLONE_NEWUTS)
 
@@ -162,6 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--nodes", required=True, help="the job's nodes in rank order, comma-separated"
     )
+    parser.add_argument(
+        "--lifeline",
+        type=float,
+        default=LIFELINE,
+        help=f"seconds the node's link may be down before its rank is killed ({LIFELINE:g})",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -173,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     node = node_of(rank_of(os.environ), nodes)
     here = os.stat("/proc/self/ns/net").st_ino
     if os.stat(netns_path(node)).st_ino != here:
-        move(node, os.environ)
+        move(node, os.environ, args.lifeline)
     else:
         setns(uts_path(node), CLONE_NEWUTS)
     os.execvp(command[0], command)

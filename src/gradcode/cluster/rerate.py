@@ -40,6 +40,7 @@ from gradcode.atomic import write_json
 from gradcode.cluster import network, signals
 from gradcode.cluster.spec import ClusterSpec, ClusterSpecError, format_rate, parse_rate
 from gradcode.errors import UserError
+from gradcode.train.ulfm import job_fields
 
 
 class RateError(UserError):
@@ -116,10 +117,14 @@ def plan_rates(
 
 def job_nodes(environ: Mapping[str, str] | None = None) -> list[str] | None:
     """The nodes of the SLURM job this runs in (``scontrol show hostnames`` of
-    ``SLURM_JOB_NODELIST``, which SLURM writes compressed: ``gc-node[0-8]``); ``None`` outside
-    a job."""
+    ``SLURM_JOB_NODELIST``, which SLURM writes compressed: ``gc-node[0-8]``, or of ``scontrol
+    show job``'s when the variable was taken away); ``None`` outside a job."""
     environ = os.environ if environ is None else environ
     nodelist = environ.get("SLURM_JOB_NODELIST")
+    job = environ.get("SLURM_JOB_ID") or environ.get("SLURM_JOBID")
+    if not nodelist and job:
+        # Snakemake's job-step executor keeps only the job's id: ask SLURM for the rest
+        nodelist = job_fields(job).get("NodeList")
     if not nodelist:
         return None
     names = network.run(["scontrol", "show", "hostnames", nodelist]).split()

@@ -15,6 +15,7 @@ not depend on what the program in the step records.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -152,7 +153,9 @@ def live_pids(name: str) -> list[int]:
     return found
 
 
-def _daemon(state: State, name: str, argv: list[str], log: Path) -> None:
+def _daemon(
+    state: State, name: str, argv: list[str], log: Path, env: dict[str, str] | None = None
+) -> None:
     """Start a daemon in the foreground, detached (its own session), recorded in ``state``."""
     entry = state.record("daemon", name=name)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -163,6 +166,7 @@ def _daemon(state: State, name: str, argv: list[str], log: Path) -> None:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=env,
         )
     state.update(entry, pid=process.pid, argv=argv)
 
@@ -225,14 +229,40 @@ def start_slurm(spec: ClusterSpec, state: State) -> None:
         LOGS / "slurmctld.out",
     )
     for node in spec.nodes:
-        (SPOOL / "slurmd" / node.name).mkdir(parents=True, exist_ok=True)
-        _daemon(
-            state,
-            f"slurmd {node.name}",
-            [*enter(node.name), "/usr/sbin/slurmd", "-D", "-N", node.name],
-            LOGS / f"slurmd.{node.name}.out",
-        )
+        start_slurmd(state, node.name)
     _wait_for(lambda: _all_idle(spec), 60, "every node to be idle in sinfo")
+
+
+def start_slurmd(state: State, node: str) -> None:
+    """``node``'s slurmd, started (again, after the node was lost: its entry in ``state``
+    gets the new pid). Its environment has no ``SLURM_*`` variable: started from inside a
+    job (``gradcode cluster lose --return``), it must not take the job's for its own."""
+    (SPOOL / "slurmd" / node).mkdir(parents=True, exist_ok=True)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    _daemon(
+        state,
+        f"slurmd {node}",
+        [*enter(node), "/usr/sbin/slurmd", "-D", "-N", node],
+        LOGS / f"slurmd.{node}.out",
+        environment,
+    )
+
+
+def uses_slurm(state: State) -> bool:
+    """Whether the cluster was brought up with SLURM (not ``--no-slurm``)."""
+    return any(
+        entry["kind"] == "daemon" and entry.get("name") == "slurmctld" for entry in state.resources
+    )
+
+
+def scontrol(spec: ClusterSpec, *arguments: str) -> str:
+    """``scontrol ARGUMENTS`` on the master's node (where slurmctld answers); its output."""
+    return run([*enter(spec.master.name), "scontrol", *arguments], timeout=30)
+
+
+def wait_idle(spec: ClusterSpec, node: str, seconds: float = 60) -> None:
+    """Until SLURM has ``node`` idle again; ``ClusterError`` after ``seconds``."""
+    _wait_for(lambda: node_states(spec).get(node) == "idle", seconds, f"{node} to be idle")
 
 
 def node_states(spec: ClusterSpec) -> dict[str, str]:

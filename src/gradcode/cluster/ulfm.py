@@ -33,6 +33,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from gradcode.blas import single_thread_environment
+from gradcode.cluster.noderank import LIFELINE
 from gradcode.cluster.spec import NODE_IFACE
 from gradcode.train.mpilib import ulfm_command, ulfm_environment
 
@@ -77,7 +78,10 @@ def command(
     """Open MPI's launcher line: ``ranks`` ranks, each moved to its node of ``nodes``."""
     if not nodes:
         raise ValueError("no node to run on")
-    moved = [sys.executable, "-m", "gradcode.cluster.noderank", "--nodes", ",".join(nodes), "--"]
+    # a cut-off rank is killed by its relay only well after its heartbeats stopped counting
+    lifeline = max(LIFELINE, 2 * timeout)
+    moved = [sys.executable, "-m", "gradcode.cluster.noderank", "--nodes", ",".join(nodes)]
+    moved += ["--lifeline", f"{lifeline:g}", "--"]
     return ulfm_command(ranks, [*moved, *argv], mca=mca(period, timeout))
 
 

@@ -1,16 +1,18 @@
-"""Runs that lost workers on purpose (``faults.kill``), as the failed-workers figure reads them.
+"""Runs that lost workers on purpose (``faults.kill``, ``faults.lose_node``), as the
+failed-workers figures read them.
 
-A run of ``config/experiments/failed-workers.yaml`` leaves, beside its ``summary.json``
-(``failures``, ``failed_workers``, ``stopped`` when its code could not go on), the log, its
-iterates (``trajectory.npy``), its run file (``run.yaml``, data at the prepared set) and
-``gradcode train inject``'s record of the kills (``kills.json``). From them:
+A run of ``config/experiments/failed-workers.yaml`` (or of ``cluster/node-lost.yaml``) leaves,
+beside its ``summary.json`` (``failures``, ``failed_workers``, ``stopped`` when its code could
+not go on), the log, its iterates (``trajectory.npy``), its run file (``run.yaml``, data at the
+prepared set) and the record of what was done to it: ``gradcode train inject``'s of the kills
+(``kills.json``) or ``gradcode cluster lose``'s of the lost node (``lost.json``). From them:
 
 - the distance to the serial reference per iteration: ``max |theta_t - theta*_t| / max
   |theta*_t|``, ``theta*`` the uncoded run computed serially
   (``gradcode.train.reference.serial_trajectory``): round-off for an exact code through its
   failures, the approximation's drift for an approximate one;
 - the detection time of every failure: the master's ``failures[].monotonic`` minus the kill's
-  (one ``time.perf_counter`` clock for every process of one kernel);
+  or the node loss's (one ``time.perf_counter`` clock for every process of one kernel);
 - for a run on gradient descent with a constant step, the error of the gradient sum each
   iteration decoded (recovered from two iterates, ``theta_t = theta_{t-1} - step (sum / N + 2
   l2 theta_{t-1})``) and the exact sum's norm, to set beside the decoder's own
@@ -35,6 +37,14 @@ from gradcode.train.reference import exact_sum, serial_trajectory
 
 #: the record ``gradcode train inject --record`` writes beside the run (rule train_faults)
 KILLS_FILE = "kills.json"
+#: the record ``gradcode cluster lose --record`` writes beside the run (rule train_lost)
+LOST_FILE = "lost.json"
+#: how a loss happened, as the figure says it
+HOW = {
+    "inject": "killed (SIGKILL)",
+    "kill": "on a node lost (every process killed)",
+    "link": "on a node cut off for good (link down)",
+}
 
 
 class FailureRunError(ValueError):
@@ -51,7 +61,9 @@ class FailedRun:
     records: list[dict[str, Any]]
     trajectory: np.ndarray
     reference: np.ndarray
-    kills: list[dict[str, Any]]
+    #: every failure caused on purpose: worker, iteration aimed at, ``monotonic`` (the moment
+    #: on the runtime's clock), ``how`` (a key of ``HOW``), ``node`` for a lost node
+    losses: list[dict[str, Any]]
 
     @property
     def stopped(self) -> dict[str, Any] | None:
@@ -68,8 +80,8 @@ class FailedRun:
         return relative_distance(self.trajectory, self.reference)
 
     def detection_seconds(self) -> dict[int, float]:
-        """Failed worker -> seconds from its kill to the master's record of the failure."""
-        killed = {kill["worker"]: kill["monotonic"] for kill in self.kills}
+        """Failed worker -> seconds from its loss to the master's record of the failure."""
+        killed = {loss["worker"]: loss["monotonic"] for loss in self.losses}
         return {
             failure["worker"]: failure["monotonic"] - killed[failure["worker"]]
             for failure in self.summary.get("failures", [])
@@ -120,8 +132,31 @@ def read_failed_run(summary_path: str | Path) -> FailedRun:
         records=read_log(directory),
         trajectory=trajectory,
         reference=serial_trajectory(config, iterations=len(trajectory)),
-        kills=_read_json(directory / KILLS_FILE)["kills"],
+        losses=read_losses(directory, config),
     )
+
+
+def read_losses(directory: Path, config: RunConfig) -> list[dict[str, Any]]:
+    """The failures a run caused, from the record beside it: ``kills.json`` (workers killed,
+    ``gradcode train inject``) or ``lost.json`` (a node lost, ``gradcode cluster lose``)."""
+    loss = config.faults.lose_node if config.faults is not None else None
+    if loss is None:
+        kills = _read_json(directory / KILLS_FILE)["kills"]
+        return [{**kill, "how": "inject"} for kill in kills]
+    record = _read_json(directory / LOST_FILE)
+    if record.get("lost") is None:
+        raise FailureRunError(
+            f"{directory / LOST_FILE}: {record['node']} was never lost (the run ended first)"
+        )
+    return [
+        {
+            "worker": loss.worker,
+            "iteration": loss.iteration,
+            "monotonic": record["lost"]["clock"],
+            "how": record["how"],
+            "node": record["node"],
+        }
+    ]
 
 
 def gradient_errors(run: FailedRun) -> tuple[np.ndarray, np.ndarray]:

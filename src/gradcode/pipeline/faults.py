@@ -2,7 +2,9 @@
 
 A run file with ``faults.tolerate`` must run on Open MPI with ULFM (MPICH ends the whole job
 when one rank dies, ``gradcode.train.mpilib``), inside ``gradcode train inject``, which kills
-the workers of ``faults.kill`` from outside at their iterations. The workflow gives these runs
+the workers of ``faults.kill`` from outside at their iterations (a run with
+``faults.lose_node`` loses a node of the emulated cluster instead, inside ``gradcode cluster
+lose``: rule ``train_lost`` in ``workflow/rules/cluster.smk``). The workflow gives these runs
 a rule of their own (``train_faults`` in ``workflow/rules/train.smk``, wildcard constraint
 ``runs_pattern(tolerant_runs(...))``), whose MPI launcher is ``ULFM_LAUNCHER`` locally and
 inside a SLURM allocation alike (``srun --mpi=pmix`` cannot start Open MPI with Debian's
@@ -15,9 +17,9 @@ uncoded run loses one; a coded one loses more than ``s``, counting the workers w
 not a failure of the workflow. ``python -m gradcode.pipeline.faults RUN.yaml SUMMARY STATUS``
 judges a finished job: status 0, or 3 from a stop the run file predicts (the code cannot decode
 without the workers its faults take, by the code's own rule ``alive_decodable``, and the
-workers the run names as failed are among those killed), passes; any other status, a stop the
-faults do not explain, or a run that finished although its faults say it cannot, fails with
-one line.
+workers the run names as failed are among those killed or lost), passes; any other status, a
+stop the faults do not explain, or a run that finished although its faults say it cannot,
+fails with one line.
 """
 
 from __future__ import annotations
@@ -44,8 +46,30 @@ PROGRAM = "python -m gradcode.pipeline.faults"
 
 def tolerant_runs(runs: TrainingRuns) -> list[str]:
     """Ids of the runs whose run file says ``faults: {tolerate: true}`` (the default with a
-    ``faults:`` section), sorted."""
-    return sorted(run for run in runs.runs if tolerant(runs.plan(run).config))
+    ``faults:`` section) and loses no node, sorted (rule train_faults)."""
+    return sorted(
+        run
+        for run in runs.runs
+        if tolerant(runs.plan(run).config) and not loses_node(runs.plan(run).config)
+    )
+
+
+def node_loss_runs(runs: TrainingRuns) -> list[str]:
+    """Ids of the runs whose run file says ``faults.lose_node``, sorted: they run on the
+    emulated cluster inside ``gradcode cluster lose`` (rule train_lost)."""
+    return sorted(run for run in runs.runs if loses_node(runs.plan(run).config))
+
+
+def loses_node(config: RunConfig) -> bool:
+    """Whether ``config`` loses a node of the emulated cluster (``faults.lose_node``)."""
+    return config.faults is not None and config.faults.lose_node is not None
+
+
+def lose_arguments(config: RunConfig) -> list[str]:
+    """``gradcode cluster lose``'s options for ``config``'s ``faults.lose_node`` (the log,
+    record and command come from the rule): the rank of the worker, how, when."""
+    loss = config.faults.lose_node
+    return ["--rank", str(loss.worker + 1), f"--{loss.how}", "--at-iteration", str(loss.iteration)]
 
 
 def tolerant(config: RunConfig) -> bool:
@@ -88,7 +112,7 @@ def judge(status: int, config: RunConfig, summary: dict[str, Any] | None) -> tup
     """The workflow's exit status for a tolerant job that exited ``status``, and one line."""
     name = config.name
     expected = expected_stop(config)
-    killed = sorted({event.worker for event in config.faults.kill}) if config.faults else []
+    killed = config.faults.failing_workers() if config.faults else []
     stopped = (summary or {}).get("stopped")
     if status == 0:
         if expected is not None:

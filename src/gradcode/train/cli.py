@@ -79,9 +79,17 @@ def _faults_line(plan) -> str:
     from gradcode.train.failures import alive_decodable
 
     faults = plan.config.faults
-    mpi = "Open MPI with ULFM (python -m gradcode.train.ulfm)" if faults.tolerate else "MPICH"
+    launcher = "gradcode cluster ulfm" if faults.lose_node else "python -m gradcode.train.ulfm"
+    mpi = f"Open MPI with ULFM ({launcher})" if faults.tolerate else "MPICH"
     events = [f"kill worker {e.worker} at iteration {e.iteration}" for e in faults.kill]
     events += [f"worker {e.worker} silent from iteration {e.iteration}" for e in faults.silent]
+    if faults.lose_node is not None:
+        loss = faults.lose_node
+        what = "every process on it killed" if loss.how == "kill" else "its link down"
+        events.append(
+            f"worker {loss.worker}'s node lost at iteration {loss.iteration} ({what}: gradcode "
+            "cluster lose on the emulated cluster)"
+        )
     line = f"{mpi}; " + ("; ".join(events) if events else "no failure caused")
     if faults.spares:
         line += f"; {faults.spares} spare ranks take the first dead workers' places"

@@ -334,18 +334,44 @@ class FaultEvent:
     iteration: int
 
 
+#: how ``faults.lose_node`` loses a node: every process on it killed, or its link down
+NODE_LOSS = ("kill", "link")
+
+
+@dataclass(frozen=True)
+class NodeLoss:
+    """The node of worker ``worker`` is lost for good at iteration ``iteration``: every
+    process on it killed (``how`` "kill") or its link down (``how`` "link"). Only the emulated
+    cluster can do it (``gradcode cluster lose --rank``; the workflow's rule train_lost)."""
+
+    worker: int
+    iteration: int
+    how: str
+
+
 @dataclass(frozen=True)
 class FaultsConfig:
     tolerate: bool = True
     kill: tuple[FaultEvent, ...] = ()
     silent: tuple[FaultEvent, ...] = ()
     spares: int = 0
+    lose_node: NodeLoss | None = None
 
     def lost_workers(self) -> list[int]:
         """Workers that stop answering for good: killed (but for the first ``spares`` kills,
-        whose places spare ranks take) or silent, sorted."""
+        whose places spare ranks take), silent, or on the lost node, sorted."""
         killed = self.kill[self.spares :]  # kill is in iteration order (``_fault_events``)
-        return sorted({event.worker for event in (*killed, *self.silent)})
+        lost = {event.worker for event in (*killed, *self.silent)}
+        if self.lose_node is not None:
+            lost.add(self.lose_node.worker)
+        return sorted(lost)
+
+    def failing_workers(self) -> list[int]:
+        """Every worker whose failure the run causes: killed, silent or on the lost node."""
+        failing = {event.worker for event in (*self.kill, *self.silent)}
+        if self.lose_node is not None:
+            failing.add(self.lose_node.worker)
+        return sorted(failing)
 
     def silent_from(self, worker: int) -> int | None:
         """The iteration from which ``worker`` stops answering (``None``: never)."""
@@ -616,7 +642,7 @@ def _runtime(top: _Section) -> RuntimeConfig:
 def _faults(top: _Section) -> FaultsConfig | None:
     if not top.has("faults"):
         return None
-    section = top.section("faults", ("tolerate", "kill", "silent", "spares"))
+    section = top.section("faults", ("tolerate", "kill", "silent", "spares", "lose_node"))
     kill = _fault_events(section, "kill")
     silent = _fault_events(section, "silent")
     both = sorted({e.worker for e in kill} & {e.worker for e in silent})
@@ -628,7 +654,33 @@ def _faults(top: _Section) -> FaultsConfig | None:
     spares = section.integer("spares", 0, minimum=0)
     if spares and not tolerate:
         raise ConfigError("faults.spares: needs faults.tolerate (only a survivor can replace)")
-    return FaultsConfig(tolerate=tolerate, kill=kill, silent=silent, spares=spares)
+    lose_node = _node_loss(section)
+    if lose_node is not None:
+        if not tolerate:
+            raise ConfigError("faults.lose_node: needs faults.tolerate (a lost rank ends the job)")
+        if lose_node.worker in {e.worker for e in (*kill, *silent)}:
+            raise ConfigError(
+                f"faults.lose_node: worker {lose_node.worker} is also in faults.kill or "
+                "faults.silent"
+            )
+        if spares:
+            # a spare would be handed the lost worker's partitions by the order of kills, which
+            # a node loss (timed by the cluster, not by gradcode train inject) is outside of
+            raise ConfigError("faults.lose_node: not with faults.spares (spares replace kills)")
+    return FaultsConfig(
+        tolerate=tolerate, kill=kill, silent=silent, spares=spares, lose_node=lose_node
+    )
+
+
+def _node_loss(section: _Section) -> NodeLoss | None:
+    value = section.raw("lose_node", None)
+    if value is None:
+        return None
+    entry = _Section(value, section.key("lose_node"), ("worker", "iteration", "how"))
+    worker = entry.integer("worker", minimum=0)
+    iteration = entry.integer("iteration", minimum=1)
+    how = entry.string("how", choices=NODE_LOSS)
+    return NodeLoss(worker, iteration, how)
 
 
 def _fault_events(section: _Section, name: str) -> tuple[FaultEvent, ...]:

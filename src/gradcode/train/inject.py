@@ -161,4 +161,9 @@ def main(run_file: str, out: str | None, record: str | None, command: list[str])
     directory = Path(out) if out is not None else Path(config.output or f"runs/{config.name}")
     if not command:
         raise InjectError("inject: no command to run (give it after --)")
+    if config.faults is not None and config.faults.lose_node is not None:
+        raise InjectError(
+            f"{run_file}: faults.lose_node loses a node of the emulated cluster: run it inside "
+            "gradcode cluster lose --rank (the workflow's rule train_lost), not inject"
+        )
     return inject(events, directory, command, Path(record) if record else None)

@@ -182,11 +182,13 @@ def _check_workers(plan: Plan) -> None:
     faults = config.faults
     killed = tuple(e.worker for e in faults.kill) if faults is not None else ()
     silent = tuple(e.worker for e in faults.silent) if faults is not None else ()
+    lost_node = (faults.lose_node.worker,) if faults is not None and faults.lose_node else ()
     for key, workers in (
         ("stragglers.persistent", persistent),
         ("adversaries.workers", adversaries),
         ("faults.kill", killed),
         ("faults.silent", silent),
+        ("faults.lose_node.worker", lost_node),
     ):
         outside = [w for w in workers if w >= n]
         if outside:
@@ -209,7 +211,7 @@ def _check_workers(plan: Plan) -> None:
             f"faults.spares: a spare replaces a master-worker code's worker; {code.name} is a "
             f"{plan.topology} code"
         )
-    overlap = sorted(set(persistent) & set(killed + silent))
+    overlap = sorted(set(persistent) & set(killed + silent + lost_node))
     if overlap:
         raise ConfigError(f"faults: worker {overlap[0]} is also a persistent straggler")
     if adversaries:

@@ -53,8 +53,7 @@ def allocation_environment(
     job = environ.get("SLURM_JOB_ID") or environ.get("SLURM_JOBID")
     if job is None or ("SLURM_NODELIST" in environ and "SLURM_TASKS_PER_NODE" in environ):
         return {}
-    text = (show_job or _scontrol_show_job)(job)
-    fields = dict(re.findall(r"(?:^|\s)([A-Za-z/]+)=(\S*)", text))
+    fields = job_fields(job, show_job)
     try:
         nodes, tasks, count = fields["NodeList"], int(fields["NumTasks"]), int(fields["NumNodes"])
     except (KeyError, ValueError):
@@ -72,6 +71,12 @@ def allocation_environment(
         "SLURM_TASKS_PER_NODE": per_node,
         "SLURM_JOB_NUM_NODES": str(count),
     }
+
+
+def job_fields(job: str, show_job: Callable[[str], str] | None = None) -> dict[str, str]:
+    """``scontrol show job JOB``'s fields (``NodeList``, ``NumTasks``, ...) as strings."""
+    text = (show_job or _scontrol_show_job)(job)
+    return dict(re.findall(r"(?:^|\s)([A-Za-z/]+)=(\S*)", text))
 
 
 def _scontrol_show_job(job: str) -> str:
