@@ -2,6 +2,7 @@
 # runs that lose workers on purpose on Open MPI with ULFM, train_faults below).
 
 
+# a YAML file written in a second: never worth a batch job of its own under a SLURM profile
 rule run_config:
     input:
         source=lambda wildcards: TRAIN_RUNS[wildcards.run][0],
@@ -10,6 +11,7 @@ rule run_config:
         "results/train/{run}/run.yaml",
     log:
         "results/logs/train/{run}.config.log",
+    localrule: True
     conda:
         "../../envs/gradcode.yaml"
     params:
