@@ -85,6 +85,25 @@ def test_linear_combination_in_place_on_row_views():
         np.testing.assert_allclose(out[row], expected, rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.parametrize(
+    ("m", "count", "width"), [(1, 4, 50), (2, 3, 9), (3, 5, 7), (4, 3, 9000), (9, 40, 8193)]
+)
+def test_combine_chunks_reads_every_vector_once_and_matches_the_sums(monkeypatch, m, count, width):
+    from gradcode.codes import base
+
+    # small blocks: the widths above span one, several and a ragged last block
+    monkeypatch.setattr(base, "CHUNK_BLOCK_BYTES", 8 * 1024 * count)
+    monkeypatch.setattr(base, "BLOCKED_FROM_CHUNKS", 3)
+    rng = np.random.default_rng(m * 100 + count)
+    vectors = [rng.standard_normal(width) for _ in range(count)]
+    coefficients = rng.standard_normal((m, count))
+    coefficients[0, 0] = 0.0
+    out = base.combine_chunks(np.full((m, width), np.nan), coefficients, vectors)
+    for chunk in range(m):
+        expected = sum(float(c) * v for c, v in zip(coefficients[chunk], vectors, strict=True))
+        np.testing.assert_allclose(out[chunk], expected, rtol=1e-12, atol=1e-12)
+
+
 def test_decode_rejects_messages_of_the_wrong_length():
     code = build("uncoded", n=2)
     with pytest.raises(ValueError, match=r"message 1 has shape \(4,\), expected \(5,\)"):

@@ -74,7 +74,7 @@ from gradcode.codes.base import (
     MessageKey,
     NotDecodableError,
     check_int,
-    linear_combination,
+    combine_chunks,
     message_vectors,
     order_statistic,
     require,
@@ -233,9 +233,7 @@ class BerrutCode(UniversalPolynomialCode):
         for half in (keys[0::2], keys[1::2]):
             weights = berrut_matrix(self._alpha[half], self._beta)
             vectors = message_vectors(self.name, messages, half, width)
-            coarse = np.empty((self.m, width))
-            for chunk in range(self.m):
-                linear_combination(coarse[chunk], weights[chunk], vectors)
+            coarse = combine_chunks(np.empty((self.m, width)), weights, vectors)
             distance = float(np.linalg.norm(coarse.reshape(-1)[:length] - approx))
             estimate = max(estimate, distance)
         return estimate

@@ -114,7 +114,7 @@ from gradcode.codes.base import (
     MessageKey,
     NotDecodableError,
     check_int,
-    linear_combination,
+    combine_chunks,
     message_vectors,
     order_statistic,
     require,
@@ -590,9 +590,7 @@ class HeterogeneousCode(InterpolationThreshold, UniversalPolynomialCode):
         used, coefficients, condition = self._coefficients(clean)
         index = {key: row for row, key in enumerate(keys)}
         chosen = [vectors[index[key]] for key in used]
-        out = np.empty((self.m, width))
-        for chunk in range(self.m):
-            linear_combination(out[chunk], coefficients[chunk], chosen)
+        out = combine_chunks(np.empty((self.m, width)), coefficients, chosen)
         return DecodeResult(out.reshape(-1)[:length], used, condition, adversaries=bad)
 
     def _parity_checks(self, keys: tuple[MessageKey, ...]) -> np.ndarray:
@@ -645,9 +643,7 @@ def correct_errors(
     mixing = rng.standard_normal((spare, a + 1))
     mixing /= np.linalg.norm(mixing, axis=0)
     projector = mixing.T @ checks  # (T, M), unit rows
-    syndromes = np.empty((projector.shape[0], vectors[0].size))
-    for row in range(projector.shape[0]):
-        linear_combination(syndromes[row], projector[row], vectors)
+    syndromes = combine_chunks(np.empty((projector.shape[0], vectors[0].size)), projector, vectors)
     total = math.sqrt(sum(float(v @ v) for v in vectors))
     size = float(np.linalg.norm(syndromes)) / math.sqrt(projector.shape[0])
     if not size > tol * total:
