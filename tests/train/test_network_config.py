@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from gradcode.codes import build
+from gradcode.timing.links import PAYLOAD_FRACTION
 from gradcode.train.config import LinksConfig, load_config, parse_config, parse_rate
 from gradcode.train.node import summarize_ranks
 from gradcode.train.plan import build_plan
-from gradcode.train.timings import node_work, predicted_links_time
+from gradcode.train.timings import link_floor, node_work, predicted_links_time
 from tests.train.test_config import error_of, minimal
 
 LINKS = {"links": {"rate": "100mbit"}}
@@ -176,6 +177,35 @@ def test_a_logged_iteration_is_predicted_on_its_links():
     assert predicted_links_time(code, {"messages": record["messages"][:3]}, links, features) == (
         float("inf")
     )
+
+
+def test_the_link_floor_is_one_model_copy_the_slowest_used_worker_and_the_used_results():
+    code = build("frc", n=4, s=1)
+    features, rate, master = 125_000, 12.5e6, 25e6  # 100 and 200 Mbit/s
+    links = LinksConfig(rate=rate, master_rate=master, latency=0.001)
+    size = 8 * features + 8 * 9
+    record = {
+        "iteration": 3,
+        "used": [0, 3],
+        "messages": [
+            {"key": w, "worker": w, "bytes": size, "compute": 0.01, "injected_compute": delay}
+            for w, delay in ((0, 0.05), (3, 0.02), (1, 0.4))  # worker 1's came, unused
+        ],
+    }
+    floor = link_floor(code, record, links, features)
+    payload = rate * PAYLOAD_FRACTION
+    assert floor.download == pytest.approx(0.001 + 8 * (features + 1) / payload)
+    assert floor.work == pytest.approx(0.06)  # worker 0's, not the unused worker 1's
+    # two results through the master's 200 Mbit/s = one through a worker's 100 Mbit/s: a tie
+    assert floor.upload == pytest.approx(0.001 + size / payload)
+    assert floor.total == pytest.approx(floor.download + 0.06 + floor.upload)
+    three = {**record, "used": [0, 1, 3]}
+    assert link_floor(code, three, links, features).port == "master"
+    ring = build("ring-allreduce", n=3)
+    with pytest.raises(ValueError, match="flat codes only"):
+        link_floor(ring, record, links, features)
+    with pytest.raises(ValueError, match="used no message"):
+        link_floor(code, {**record, "used": []}, links, features)
 
 
 def test_the_cluster_smoke_run_file_is_valid_and_injects_no_communication():

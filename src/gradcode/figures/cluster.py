@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.timing.links import fair_finish, message_time
+from gradcode.timing.links import PAYLOAD_FRACTION, fair_finish, message_time
 from gradcode.train.config import LinksConfig
 from gradcode.train.protocol import H
 from gradcode.train.timings import (
@@ -35,10 +35,6 @@ from gradcode.train.timings import (
     message_index,
     predicted_links_time,
 )
-
-#: TCP payload per frame as tbf counts it: MSS 1448 (1500 - 20 IP - 20 TCP - 12 timestamps)
-#: over 1514 bytes (1500 + the 14-byte Ethernet header)
-PAYLOAD_FRACTION = 1448 / 1514
 
 
 def probe_rows(links: Mapping[str, Any]) -> list[dict[str, Any]]:

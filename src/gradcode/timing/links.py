@@ -109,6 +109,12 @@ def rate_bytes(path: str, value: Any) -> float:
     return float(value)
 
 
+#: TCP payload per frame as ``tc tbf`` counts it: MSS 1448 (1500 - 20 IP - 20 TCP - 12
+#: timestamps) over 1514 bytes (1500 + the 14-byte Ethernet header): a link limited to R
+#: carries at most R times this of messages
+PAYLOAD_FRACTION = 1448 / 1514
+
+
 def message_time(nbytes: float, rate: float, master_rate: float, latency: float = 0.0) -> float:
     """Seconds one message of ``nbytes`` takes between a node and the master on idle links."""
     return latency + nbytes / min(rate, master_rate)

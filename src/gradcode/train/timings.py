@@ -18,17 +18,23 @@ simulator would (it is what the speedup benchmark compares measured times with).
 ``predicted_links_time`` puts a run on real links (``network.links``) beside the
 ``shared-links`` timing model: the logged compute of each message (flat schemes) or node (trees,
 rings: ``node_work``), the links' rates and latency, the sizes the runtime sends.
+
+``link_floor`` is the least time a logged iteration could have taken on its links (issue 20):
+one copy of the model through the slowest link on its way, the slowest used worker's measured
+work, the used results through the master's port; what a runtime with an ideal broadcast and
+no overhead of its own would reach.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.timing.links import FlatRun, LinksModel, RingRun, TreeRun
+from gradcode.timing.links import PAYLOAD_FRACTION, FlatRun, LinksModel, RingRun, TreeRun
 from gradcode.train.bandwidth import SinglePort
 from gradcode.train.config import BandwidthConfig, LinksConfig
 from gradcode.train.protocol import H
@@ -135,6 +141,66 @@ def predicted_links_time(
     if isinstance(run, TreeRun | RingRun):
         return float(run.finish(node_work(code, record)[None, :]).times[0])
     return float(code.completion_times(run.arrivals(logged_work(code, record)[None, :]))[0])
+
+
+@dataclass(frozen=True)
+class LinkFloor:
+    """A logged iteration's link-limited floor, seconds: ``download`` + ``work`` + ``upload``.
+
+    ``port``: whose port bounds the upload (``"master"`` or ``"worker"``)."""
+
+    download: float
+    work: float
+    upload: float
+    port: str
+
+    @property
+    def total(self) -> float:
+        return self.download + self.work + self.upload
+
+
+def link_floor(
+    code: GradientCode,
+    record: Mapping[str, Any],
+    links: LinksConfig,
+    features: int,
+    *,
+    header_bytes: float = 8 * H,
+    payload: float = PAYLOAD_FRACTION,
+) -> LinkFloor:
+    """The least time logged iteration ``record`` of a flat code could take on ``links``.
+
+    - ``download``: the model (``features + 1`` float64s, as the runtime sends it) reaching
+      the workers: at best, pipelined, one copy's time through the slower of the master's
+      link and a worker's, plus the latency;
+    - ``work``: the longest logged ``compute + injected_compute`` among the messages the
+      decoder used (``record["used"]``): the iteration cannot end before its last one;
+    - ``upload``: the used messages (``features / m`` float64s and the header each) through
+      the master's port, or the largest worker's share of them through its own link, whichever
+      takes longer, plus the latency.
+
+    Rates are the links' times ``payload`` (the share of a rate-limited link's frames that
+    is TCP payload, ``gradcode.timing.links.PAYLOAD_FRACTION``). ``ValueError`` for a tree or
+    ring code (their results do not all cross the master's port) or a record without the
+    decoder's messages."""
+    topology = code.capabilities.topology
+    if topology != "flat":
+        raise ValueError(f"link_floor: flat codes only ({code.name} is a {topology} code)")
+    rate, master = links.rate * payload, links.master_rate * payload
+    download = links.latency + 8 * (features + 1) / min(rate, master)
+    used = {logged_key(key) for key in record["used"]}
+    messages = [m for m in record["messages"] if logged_key(m["key"]) in used]
+    if not messages:
+        raise ValueError(f"link_floor: iteration {record.get('iteration')} used no message")
+    work = max(m["compute"] + m["injected_compute"] for m in messages)
+    per_worker: dict[int, float] = {}
+    for message in messages:
+        per_worker[message["worker"]] = per_worker.get(message["worker"], 0.0) + message["bytes"]
+    through_master = sum(per_worker.values()) / master
+    through_worker = max(per_worker.values()) / rate
+    port = "master" if through_master >= through_worker else "worker"
+    upload = links.latency + max(through_master, through_worker)
+    return LinkFloor(download, work, upload, port)
 
 
 def logged_work(
