@@ -165,7 +165,6 @@ def link_floor(
     links: LinksConfig,
     features: int,
     *,
-    header_bytes: float = 8 * H,
     payload: float = PAYLOAD_FRACTION,
 ) -> LinkFloor:
     """The least time logged iteration ``record`` of a flat code could take on ``links``.
@@ -175,8 +174,8 @@ def link_floor(
       link and a worker's, plus the latency;
     - ``work``: the longest logged ``compute + injected_compute`` among the messages the
       decoder used (``record["used"]``): the iteration cannot end before its last one;
-    - ``upload``: the used messages (``features / m`` float64s and the header each) through
-      the master's port, or the largest worker's share of them through its own link, whichever
+    - ``upload``: the used messages (their logged ``bytes``: payload and header) through the
+      master's port, or the largest worker's share of them through its own link, whichever
       takes longer, plus the latency.
 
     Rates are the links' times ``payload`` (the share of a rate-limited link's frames that
