@@ -7,7 +7,7 @@ link, the slowest used worker's logged work, the used results through the master
 worker's link) and of their ratio, with the floor's parts, and what the master's ``n``
 separate model copies take through its port alone. Issue 20's goal: ratio <= 1.1.
 
-    python benchmarks/link_floor.py results/train/cluster-link-floor-n8 [--skip 2]
+    python benchmarks/link_floor.py results/train/cluster-link-floor [--skip 2]
 """
 
 from __future__ import annotations
