@@ -56,8 +56,8 @@ from gradcode.cluster.noderank import node_of
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import State
 from gradcode.errors import UserError
+from gradcode.train.config import NODE_LOSS as HOW
 
-HOW = ("kill", "link")
 #: how many rounds of SIGKILL before a node that keeps spawning counts as not killed
 ROUNDS = 20
 #: retransmissions before the other nodes' TCP gives up on the lost node (Linux: 15)

@@ -47,10 +47,9 @@ PROGRAM = "python -m gradcode.pipeline.faults"
 def tolerant_runs(runs: TrainingRuns) -> list[str]:
     """Ids of the runs whose run file says ``faults: {tolerate: true}`` (the default with a
     ``faults:`` section) and loses no node, sorted (rule train_faults)."""
+    configs = {run: runs.plan(run).config for run in runs.runs}
     return sorted(
-        run
-        for run in runs.runs
-        if tolerant(runs.plan(run).config) and not loses_node(runs.plan(run).config)
+        run for run, config in configs.items() if tolerant(config) and not loses_node(config)
     )
 
 

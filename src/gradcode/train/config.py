@@ -360,18 +360,18 @@ class FaultsConfig:
     def lost_workers(self) -> list[int]:
         """Workers that stop answering for good: killed (but for the first ``spares`` kills,
         whose places spare ranks take), silent, or on the lost node, sorted."""
-        killed = self.kill[self.spares :]  # kill is in iteration order (``_fault_events``)
-        lost = {event.worker for event in (*killed, *self.silent)}
-        if self.lose_node is not None:
-            lost.add(self.lose_node.worker)
-        return sorted(lost)
+        return self._with(self.kill[self.spares :])  # kill is in iteration order
 
     def failing_workers(self) -> list[int]:
         """Every worker whose failure the run causes: killed, silent or on the lost node."""
-        failing = {event.worker for event in (*self.kill, *self.silent)}
+        return self._with(self.kill)
+
+    def _with(self, killed: tuple[FaultEvent, ...]) -> list[int]:
+        """The workers of ``killed``, the silent ones and the lost node's, sorted."""
+        workers = {event.worker for event in (*killed, *self.silent)}
         if self.lose_node is not None:
-            failing.add(self.lose_node.worker)
-        return sorted(failing)
+            workers.add(self.lose_node.worker)
+        return sorted(workers)
 
     def silent_from(self, worker: int) -> int | None:
         """The iteration from which ``worker`` stops answering (``None``: never)."""
