@@ -1,4 +1,4 @@
-"""Command line: ``gradcode codes list|show|verify``.
+"""Command line: ``gradcode codes list|show|verify|recommend``.
 
 Scheme parameters are given as ``--name value`` after the scheme name; values are read as YAML
 scalars or lists, so ``--n 8 --points chebyshev --placement '[[0, 1], [1, 2]]'`` all work.
@@ -195,13 +195,16 @@ SUBCOMMANDS = (
     "gradcode.train.cli",
     "gradcode.analysis.cli",
     "gradcode.cluster.cli",
+    "gradcode.fit.cli",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gradcode", description=__doc__, allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
-    codes = sub.add_parser("codes", help="gradient codes: list, show, verify", allow_abbrev=False)
+    codes = sub.add_parser(
+        "codes", help="gradient codes: list, show, verify, recommend", allow_abbrev=False
+    )
     codes_sub = codes.add_subparsers(dest="action", required=True)
     listing = codes_sub.add_parser("list", help="the available schemes", allow_abbrev=False)
     listing.set_defaults(func=cmd_codes_list)
@@ -233,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--check-seed", type=int, default=0)
     study.add_argument("--out", required=True, help="CSV file to write")
     study.set_defaults(func=cmd_codes_stability)
+    # ``codes recommend``: its options and command live in gradcode.recommend.cli
+    importlib.import_module("gradcode.recommend.cli").add_parser(codes_sub)
 
     for module in SUBCOMMANDS:  # each sub-CLI adds its parser; none imports this module
         importlib.import_module(module).add_parser(sub)

@@ -40,7 +40,18 @@ SCHEME_ONLY = {
     for attribute, _ in inspect.getmembers(scheme_class(name))
     if not attribute.startswith("_")
 } - INTERFACE
-GENERIC_FLOORS = ("train", "sim", "timing", "data", "models", "optim", "figures", "pipeline")
+GENERIC_FLOORS = (
+    "train",
+    "sim",
+    "timing",
+    "data",
+    "models",
+    "optim",
+    "figures",
+    "pipeline",
+    "fit",
+    "recommend",
+)
 
 
 def _sources() -> list[Path]:

@@ -124,3 +124,27 @@ def test_codes_of_the_data_declare_the_work_before_each_message():
     # a quarter of the data is 2 of the 8 subsets: ready at 2 * T1 = 4
     np.testing.assert_allclose(model.prepare(_CodedData(n=8, r=1, q=3)).arrivals(draws), 4.0)
     np.testing.assert_allclose(model.prepare(_Prefixes(n=8, r=1, q=3)).arrivals(draws), 2.0)
+
+
+def test_overhead_adds_a_constant_to_every_completion_and_is_not_a_delay_to_inject():
+    from gradcode.train.stragglers import build_source
+
+    code = build("ye-abbe", n=8, d=4, s=1, m=3)
+    plain = MasterWorkerModel(lambda1=0.8, t1=1.6, lambda2=0.1, t2=6)
+    fitted = MasterWorkerModel(lambda1=0.8, t1=1.6, lambda2=0.1, t2=6, overhead=0.5)
+    draws = plain.sample(np.random.default_rng(0), 1000, 8)
+    base, shifted = plain.prepare(code).run(draws), fitted.prepare(code).run(draws)
+    assert np.allclose(shifted.times, base.times + 0.5)
+    assert np.array_equal(shifted.messages, base.messages)  # received before decoding
+    assert fitted.params()["overhead"] == 0.5 and "overhead" not in plain.params()
+    with pytest.raises(ValueError, match=r"parameters\.overhead: must be a finite number >= 0"):
+        MasterWorkerModel(lambda1=1, t1=1, overhead=-1)
+    with pytest.raises(ValueError, match=r"stragglers\.params\.overhead: is the runtime"):
+        build_source(
+            "master-worker",
+            {"lambda1": 1, "t1": 1, "overhead": 0.1},
+            workers=4,
+            partitions=4,
+            seed=0,
+            time_unit=0.01,
+        )

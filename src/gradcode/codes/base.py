@@ -212,6 +212,17 @@ class GradientCode(ABC):
         """
         raise NotImplementedError(f"{cls.__name__} does not enumerate its parameters")
 
+    @classmethod
+    def for_worker_times(cls, times: Sequence[float]) -> Iterator[dict[str, Any]]:
+        """Parameter sets that size the work to workers of unequal speed (may be none).
+
+        ``times[i]`` is worker ``i``'s expected time to compute one data subset (``1 / n`` of
+        the data, ``n = len(times)``), in any unit. Codes that can allocate more data to faster
+        workers (paper 003 Sec. VI, paper 004) yield their allocations for these workers, every
+        one with ``code.n == n``; the default yields nothing.
+        """
+        return iter(())
+
     # -- assignment -------------------------------------------------------------------------
     @abstractmethod
     def partitions(self, worker: int) -> tuple[int, ...]:

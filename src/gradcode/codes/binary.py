@@ -70,6 +70,8 @@ import numpy as np
 from gradcode.codes.base import DecodeResult, LinearCode, NotDecodableError, check_int, require
 
 NAME = "binary"
+#: finest partition count ``BinaryCode.for_worker_times`` offers, in multiples of ``n``
+_SPEED_PARTITIONS = 4
 
 
 def _as_fraction(name: str, value: Any) -> Fraction:
@@ -249,6 +251,21 @@ class BinaryCode(LinearCode):
         for params in extras:
             if params["n"] <= max_n:
                 yield params
+
+    @classmethod
+    def for_worker_times(cls, times: Sequence[float]) -> Iterator[dict[str, Any]]:
+        """Sec. VI's allocation for these workers: every ``s < n`` with ``times`` given, at
+        ``k = n`` and ``2 n`` and at the equalising ``k`` when it is at most ``4 n`` (more
+        partitions let the integer loads follow the times more closely)."""
+        n = len(times)
+        for s in range(n):
+            counts = {n, 2 * n}
+            equal = equalizing_partitions(n, s, times)
+            if equal <= _SPEED_PARTITIONS * n:
+                counts.add(equal)
+            for k in sorted(counts):
+                if k >= -(-n // (s + 1)):
+                    yield {"n": n, "s": s, "k": k, "times": list(times)}
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"n": self.n, "s": self.s, "k": self.k}

@@ -219,6 +219,38 @@ def random_placement(
     return [sorted(parts) for parts in held]
 
 
+def speed_placement(k: int, r: int, times: Sequence[float]) -> list[list[int]]:
+    """Every one of ``k`` partitions on exactly ``r`` workers, loads sized to ``times``.
+
+    ``times[w]`` is worker ``w``'s expected time per partition. Starting from one partition
+    each, the ``k r`` slots go one at a time to the worker that would finish its next
+    partition earliest (``(load + 1) times[w]``, ties to the lower index, at most ``k`` each),
+    which minimises the largest expected finishing time ``load * times[w]`` over integer
+    loads. Worker ``w`` then holds the next ``load_w`` partitions cyclically after worker
+    ``w - 1``'s, so the arcs wind ``r`` times round the ``k`` partitions: each is held exactly
+    ``r`` times and no worker holds one twice. Equal times give ``r`` partitions each.
+    """
+    n = len(times)
+    k = check_int("k", "speed_placement", k, minimum=1)
+    r = check_int("r", "speed_placement", r, minimum=1)
+    require(n >= 1 and r <= n, f"speed_placement needs 1 <= r <= n (got n={n}, r={r})")
+    require(k * r >= n, f"speed_placement needs k r >= n (got n={n}, k={k}, r={r})")
+    cost = [float(t) for t in times]
+    require(
+        all(math.isfinite(t) and t > 0 for t in cost),
+        f"speed_placement needs finite times > 0 (got {list(times)})",
+    )
+    loads = [1] * n
+    for _ in range(k * r - n):
+        worker = min((w for w in range(n) if loads[w] < k), key=lambda w: (loads[w] + 1) * cost[w])
+        loads[worker] += 1
+    placement, start = [], 0
+    for load in loads:
+        placement.append(sorted((start + j) % k for j in range(load)))
+        start += load
+    return placement
+
+
 # -- evaluation points and the universal polynomial -------------------------------------------
 def golden_order(n: int) -> np.ndarray:
     """``order[w]``: the rank of ``frac(w * 0.618...)`` among ``w = 0..n-1`` (a permutation)."""
@@ -556,6 +588,18 @@ class HeterogeneousCode(InterpolationThreshold, UniversalPolynomialCode):
                 yield {"placement": placement, "s": s, "a": a}
                 if s == 0 and a <= 1 and r - 2 * a > 1:
                     yield {"placement": placement, "s": s, "a": a, "m": 1}
+
+    @classmethod
+    def for_worker_times(cls, times: Sequence[float]) -> Iterator[dict[str, Any]]:
+        """``speed_placement`` (loads sized to the workers' times) for ``k`` in ``{n, 2 n}``
+        and every replication ``r``, with ``a = 0``, ``s < r`` (``s <= 3`` above ``n = 12``,
+        the range ``parameter_grid`` measured) and the optimal ``m = r - s``."""
+        n = len(times)
+        for k in (n, 2 * n):
+            for r in range(1, n + 1):
+                placement = speed_placement(k, r, times)
+                for s in range(min(r, 4) if n > 12 else r):
+                    yield {"placement": placement, "s": s}
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {

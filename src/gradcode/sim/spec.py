@@ -9,6 +9,7 @@ A spec is a mapping (a YAML file, or a preset's dict of the same shape)::
     parameters: {lambda1: 0.8, t1: 1.6, lambda2: 0.1, t2: 6}
     length: 343474                 # optional gradient length: adds the floats column
     confidence: 0.95               # optional level of the confidence intervals
+    fit: {...}                     # optional: how a fitted spec was measured (ignored here)
     schemes:
       - scheme: ye-abbe            # a registry name (gradcode codes list)
         params: {n: 8, d: 4, s: 1, m: 3}
@@ -38,7 +39,16 @@ from gradcode.errors import UserError
 from gradcode.timing import TimingModel, model_class, model_from_spec
 from gradcode.yamlfile import read_yaml
 
-TOP_KEYS = ("name", "description", "source", "model", "parameters", "length", "confidence")
+TOP_KEYS = (
+    "name",
+    "description",
+    "source",
+    "model",
+    "parameters",
+    "length",
+    "confidence",
+    "fit",
+)
 SCHEME_KEYS = ("scheme", "params", "label", "grid", "reference")
 DEFAULT_CONFIDENCE = 0.95
 
@@ -113,6 +123,8 @@ def load_spec(data: Any, *, origin: str, default_name: str = "spec") -> Spec:
         isinstance(length, bool) or not isinstance(length, int) or length < 1
     ):
         raise fail("length", f"must be an integer >= 1 (got {length!r})")
+    if not isinstance(data.get("fit", {}), Mapping):
+        raise fail("fit", "must be a mapping (what gradcode timing fit measured)")
     confidence = data.get("confidence", DEFAULT_CONFIDENCE)
     if (
         isinstance(confidence, bool)

@@ -20,6 +20,11 @@ different codes comparable. Codes that code the data (LCC) declare their work pe
 
 Message arrival times go to ``code.completion_times`` (the code's decodability rule); the
 communication load is the number of messages that arrived by then.
+
+``overhead`` (optional, default 0: the papers have none) is a constant number of seconds added
+to every completion time: the cost of a runtime's own iteration (the model's download,
+decoding, the update), which a model fitted to a cluster's runs (``gradcode timing fit``)
+measures, so that its predictions are of measured iteration times.
 """
 
 from __future__ import annotations
@@ -50,10 +55,23 @@ class MasterWorkerModel(TimingModel):
         "t1": "shift of T1 (paper 002: alpha)",
         "lambda2": "rate of the time T2 to send a full-length vector (omit: instantaneous)",
         "t2": "shift of T2 (given together with lambda2)",
+        "overhead": "constant time added to every iteration: a runtime's own cost (default 0)",
     }
-    optional = frozenset({"lambda2", "t2"})
+    optional = frozenset({"lambda2", "t2", "overhead"})
 
-    def __init__(self, lambda1: Any, t1: Any, lambda2: Any = None, t2: Any = None) -> None:
+    def __init__(
+        self, lambda1: Any, t1: Any, lambda2: Any = None, t2: Any = None, overhead: Any = 0.0
+    ) -> None:
+        if (
+            isinstance(overhead, bool)
+            or not isinstance(overhead, int | float)
+            or not np.isfinite(overhead)
+            or overhead < 0
+        ):
+            raise ValueError(
+                f"parameters.overhead: must be a finite number >= 0 (got {overhead!r})"
+            )
+        self.overhead = float(overhead)
         self.compute = ShiftedExponential(
             per_worker("t1", t1, positive=False), per_worker("lambda1", lambda1)
         )
@@ -69,6 +87,8 @@ class MasterWorkerModel(TimingModel):
         params = {"lambda1": self.compute.rate.as_param(), "t1": self.compute.shift.as_param()}
         if self.comm is not None:
             params |= {"lambda2": self.comm.rate.as_param(), "t2": self.comm.shift.as_param()}
+        if self.overhead:
+            params["overhead"] = self.overhead
         return params
 
     def check(self, scheme: Any) -> None:
@@ -88,7 +108,7 @@ class MasterWorkerModel(TimingModel):
 
     def prepare(self, scheme: GradientCode) -> _MasterWorkerRun:
         self.check(scheme)
-        return _MasterWorkerRun(scheme)
+        return _MasterWorkerRun(scheme, self.overhead)
 
     def heterogeneous(self) -> bool:
         """Whether some parameter differs between workers."""
@@ -124,6 +144,7 @@ class _MasterWorkerRun:
     """One code under the master-worker model (key layout computed once)."""
 
     code: GradientCode
+    overhead: float = 0.0
 
     def __post_init__(self) -> None:
         code = self.code
@@ -168,4 +189,7 @@ class _MasterWorkerRun:
     def run(self, draws: Draws) -> Outcome:
         arrivals = self.arrivals(draws)
         times = self.code.completion_times(arrivals)
-        return Outcome(times, received_by(arrivals, times))
+        received = received_by(arrivals, times)
+        if self.overhead:
+            times = times + self.overhead
+        return Outcome(times, received)

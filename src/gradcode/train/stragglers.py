@@ -202,6 +202,12 @@ class TimingModelDelays(DelaySource):
             self.model.sample(np.random.default_rng(0), 1, workers)  # per-worker sizes
         except ValueError as error:
             raise ValueError(_rename(str(error))) from None
+        if getattr(self.model, "overhead", 0.0):
+            # a fitted model's overhead is what the runtime itself costs; the run has its own
+            raise ValueError(
+                "stragglers.params.overhead: is the runtime's own cost per iteration, not a "
+                "delay a run can inject (remove it)"
+            )
 
     @property
     def tc_seconds(self) -> float | None:
@@ -234,7 +240,7 @@ class TimingModelDelays(DelaySource):
 
 
 #: parameters of the built-in timing models that describe computation only
-_COMPUTE_PARAMS = frozenset({"lambda1", "t1", "a", "mu", "data"})
+_COMPUTE_PARAMS = frozenset({"lambda1", "t1", "a", "mu", "data", "overhead"})
 
 
 def _rename(message: str) -> str:

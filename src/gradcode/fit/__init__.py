@@ -1,0 +1,1 @@
+"""Fitting timing models to runs."""

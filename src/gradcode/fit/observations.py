@@ -1,0 +1,297 @@
+"""From runs' logs to observations of paper 000's times: what every worker took, or how long it
+was at least taking when the iteration ended without it.
+
+Paper 000's model (``gradcode.timing.master_worker``): worker ``i`` computes each data subset
+(``1 / n`` of the data) in ``X1`` and sends a message of ``q`` full-length vectors in ``q X2``.
+A run's ``log.jsonl`` gives, for every message the master took off the wire, its sender's
+measured ``compute`` and injected ``injected_compute`` (both cumulative, seconds), and when it
+``arrival``-ed. So for the *first* message of worker ``i`` in iteration ``t`` (key ``key``,
+``p = data_fraction(key) n`` subsets, ``q = 1 / m``)::
+
+    x1 = (compute + injected_compute) / p
+    y  = arrival - started            (one clock: the worker's receipt of the model to arrival)
+    x2 = (y - p x1) / q               (everything after the computation: links, queues, polls)
+
+Without one clock for all ranks (``transfer`` is ``null``: nodes of a real cluster) ``started``
+and ``arrival`` do not compare, and the communication is what was injected
+(``injected_comm``) or, with nothing injected, not observed at all (``comm`` is ``None``).
+
+A worker whose first message had not arrived when the iteration became decodable is
+*censored*: its ``y`` exceeds ``c = wait_time - start``. Its ``start`` is unknown (it never
+reported); the latest ``started`` of the iteration's messages stands in for it, which keeps
+``c`` a lower bound as long as the models left the master in about the same time (they do: one
+``Isend`` each, at once). Workers known not to answer (failed, persistent stragglers, silent)
+are not observations at all.
+
+The runtime's own cost per iteration (``overhead``) is the measured ``iteration_time`` minus
+the completion time the code's rule gives on the messages' ``y`` (the model's download, the
+polling, decoding and the update); it is what a prediction must add to the model's times.
+
+Only flat schemes have a first message per worker; tree and ring runs are refused (one line).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gradcode.codes import GradientCode, build
+from gradcode.errors import UserError
+from gradcode.train.log import LOG_FILE, SUMMARY_FILE
+from gradcode.train.timings import logged_key
+
+#: a communication time below this (seconds) is a clock's granularity, not a negative time
+CLOCK_SLACK = 1e-4
+
+
+class ObservationError(UserError):
+    """Runs that cannot be read as observations of the model (one line naming the file)."""
+
+
+FIELDS = ("subsets", "fraction", "threshold", "observed", "compute", "comm", "iteration")
+
+
+@dataclass
+class WorkerObservations:
+    """One worker's observations, one entry per (run, iteration), each list of equal length.
+
+    ``subsets``: ``p``; ``fraction``: ``q``; ``threshold``: ``c``, seconds (an observed ``y`` is
+    at most ``c``, a censored one exceeds it); ``observed``: whether the first message arrived;
+    ``compute``: ``x1``; ``comm``: ``x2`` (both ``nan`` when censored).
+    """
+
+    subsets: list[float] = field(default_factory=list)
+    fraction: list[float] = field(default_factory=list)
+    threshold: list[float] = field(default_factory=list)
+    observed: list[bool] = field(default_factory=list)
+    compute: list[float] = field(default_factory=list)
+    comm: list[float] = field(default_factory=list)
+    #: a label of the (run, iteration) of every observation: the bootstrap replays which
+    #: workers an iteration waited for
+    iteration: list[int] = field(default_factory=list)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The lists as arrays of shape ``(observations,)``."""
+        return {
+            "subsets": np.array(self.subsets, dtype=np.float64),
+            "fraction": np.array(self.fraction, dtype=np.float64),
+            "threshold": np.array(self.threshold, dtype=np.float64),
+            "observed": np.array(self.observed, dtype=bool),
+            "compute": np.array(self.compute, dtype=np.float64),
+            "comm": np.array(self.comm, dtype=np.float64),
+            "iteration": np.array(self.iteration, dtype=np.int64),
+        }
+
+    def extend(self, other: WorkerObservations) -> None:
+        for name in FIELDS:
+            getattr(self, name).extend(getattr(other, name))
+
+
+@dataclass(frozen=True)
+class RunObservations:
+    """What one run directory gave: per worker observations and per iteration overheads."""
+
+    directory: str
+    scheme: str
+    params: dict[str, Any]
+    workers: int
+    one_clock: bool
+    comm_observed: bool
+    iterations: int
+    per_worker: tuple[WorkerObservations, ...]
+    #: per iteration, measured minus the code's completion time on the observed ``y``, seconds
+    overhead: tuple[float, ...]
+    #: per iteration (same order): the measured iteration time, seconds
+    measured: tuple[float, ...]
+    #: per worker, the median payload rate of its results (bytes per second; one clock only)
+    upload_rate: tuple[float | None, ...]
+    #: per worker, the median ``started`` (seconds after the iteration began; one clock only)
+    model_received: tuple[float | None, ...]
+    #: the run's injected straggler model (``config.stragglers``) as logged
+    injected: dict[str, Any]
+
+
+def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
+    """Observations of the run in ``directory`` (its ``summary.json`` and ``log.jsonl``),
+    leaving out its first ``skip`` iterations (start-up: imports, first allocations)."""
+    path = Path(directory)
+    summary = _read_json(path / SUMMARY_FILE)
+    records = _read_log(path / LOG_FILE)
+    where = str(path)
+    if summary.get("topology", "flat") != "flat":
+        raise ObservationError(
+            f"{where}: a {summary.get('topology')} run; the fit reads flat (master-worker) runs, "
+            "whose workers each send their own results"
+        )
+    try:
+        code = build(summary["scheme"], **summary["scheme_params"])
+    except (KeyError, ValueError) as error:
+        raise ObservationError(
+            f"{where}/{SUMMARY_FILE}: cannot rebuild the code ({error})"
+        ) from None
+    config = summary.get("config", {})
+    one_clock = bool(summary.get("transfer_timing", {}).get("comparable", False))
+    stragglers = config.get("stragglers") or {}
+    silent = [(e["worker"], e["iteration"]) for e in (config.get("faults") or {}).get("silent", [])]
+    kept = [r for r in records if r.get("iteration", 0) >= skip]
+    if not kept:
+        raise ObservationError(
+            f"{where}/{LOG_FILE}: no iteration after the first {skip} (it has {len(records)})"
+        )
+    injected_any = any(m.get("injected_comm", 0.0) > 0 for r in kept for m in r.get("messages", []))
+    comm_observed = one_clock or injected_any
+    per_worker = tuple(WorkerObservations() for _ in range(code.n))
+    overhead, measured = [], []
+    rates: list[list[float]] = [[] for _ in range(code.n)]
+    received: list[list[float]] = [[] for _ in range(code.n)]
+    firsts = [code.message_keys(i)[0] for i in range(code.n)]
+    subsets = [code.data_fraction(key) * code.n for key in firsts]
+    fraction = 1.0 / code.m
+    for record in kept:
+        t = int(record["iteration"])
+        messages = {logged_key(m["key"]): m for m in record.get("messages", [])}
+        lost = set(record.get("failed", [])) | set(
+            (record.get("injected") or {}).get("persistent", [])
+        )
+        lost |= {worker for worker, since in silent if since <= t}
+        starts = [m["started"] for m in messages.values()] if one_clock else []
+        latest_start = max(starts, default=0.0)
+        wait = float(record["wait_time"])
+        for worker in range(code.n):
+            if worker in lost:
+                continue
+            message = messages.get(firsts[worker])
+            obs = per_worker[worker]
+            obs.iteration.append(t)
+            obs.subsets.append(subsets[worker])
+            obs.fraction.append(fraction)
+            if message is None:
+                obs.threshold.append(max(wait - latest_start, 0.0))
+                obs.observed.append(False)
+                obs.compute.append(math.nan)
+                obs.comm.append(math.nan)
+                continue
+            start = message["started"] if one_clock else 0.0
+            obs.threshold.append(max(wait - start, 0.0))
+            obs.observed.append(True)
+            work = message["compute"] + message["injected_compute"]
+            obs.compute.append(work / subsets[worker])
+            obs.comm.append(_comm(message, work, one_clock, where, t) / fraction)
+            if one_clock:
+                received[worker].append(float(message["started"]))
+                if message.get("transfer"):
+                    rates[worker].append(message["bytes"] / message["transfer"])
+        completion = _completion(code, messages, one_clock)
+        measured.append(float(record["iteration_time"]))
+        overhead.append(float(record["iteration_time"]) - completion)
+    return RunObservations(
+        directory=where,
+        scheme=summary["scheme"],
+        params=dict(summary["scheme_params"]),
+        workers=code.n,
+        one_clock=one_clock,
+        comm_observed=comm_observed,
+        iterations=len(kept),
+        per_worker=per_worker,
+        overhead=tuple(overhead),
+        measured=tuple(measured),
+        upload_rate=tuple(float(np.median(r)) if r else None for r in rates),
+        model_received=tuple(float(np.median(r)) if r else None for r in received),
+        injected=dict(stragglers),
+    )
+
+
+def read_runs(directories: Sequence[str | Path], *, skip: int = 1) -> list[RunObservations]:
+    """``read_run`` of every directory; they must have the same number of workers (the fit
+    is of those workers)."""
+    if not directories:
+        raise ObservationError("no run directories given")
+    runs = [read_run(d, skip=skip) for d in directories]
+    sizes = sorted({run.workers for run in runs})
+    if len(sizes) > 1:
+        first = next(run for run in runs if run.workers == sizes[0])
+        other = next(run for run in runs if run.workers != sizes[0])
+        raise ObservationError(
+            f"{other.directory}: has {other.workers} workers but {first.directory} has "
+            f"{first.workers}; fit runs of one cluster size together"
+        )
+    return runs
+
+
+def pooled(runs: Iterable[RunObservations], workers: Iterable[int] | None = None) -> dict:
+    """The observations of ``workers`` (default: all) over ``runs``, as ``arrays()``."""
+    runs = list(runs)
+    chosen = range(runs[0].workers) if workers is None else workers
+    total = WorkerObservations()
+    offset = 0
+    for run in runs:
+        for worker in chosen:
+            part = run.per_worker[worker]
+            total.extend(part)
+            # iterations of different runs are different iterations
+            total.iteration[-len(part.iteration) :] = [t + offset for t in part.iteration]
+        offset += 1 + max((t for w in run.per_worker for t in w.iteration), default=0)
+    return total.arrays()
+
+
+def _comm(message: dict[str, Any], work: float, one_clock: bool, where: str, t: int) -> float:
+    """The message's time after its computation (see the module docstring), seconds."""
+    if not one_clock:
+        return float(message.get("injected_comm", 0.0))
+    after = float(message["arrival"]) - float(message["started"]) - work
+    if after < -CLOCK_SLACK:
+        raise ObservationError(
+            f"{where}/{LOG_FILE}: iteration {t}, key {message['key']}: arrived {-after:.4f} s "
+            "before its sender finished computing; the ranks do not share one clock"
+        )
+    return max(after, 0.0)
+
+
+def _completion(code: GradientCode, messages: dict[Any, dict[str, Any]], one_clock: bool) -> float:
+    """The code's completion time on the messages' ``y`` (not received: never), seconds."""
+    keys = code.all_message_keys()
+    arrivals = np.full((1, len(keys)), np.inf)
+    for q, key in enumerate(keys):
+        message = messages.get(key)
+        if message is None:
+            continue
+        if one_clock:
+            arrivals[0, q] = message["arrival"] - message["started"]
+        else:
+            work = message["compute"] + message["injected_compute"]
+            arrivals[0, q] = work + message.get("injected_comm", 0.0)
+    return float(code.completion_times(arrivals)[0])
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ObservationError(f"{path}: not found (is this a run directory?)") from None
+    except json.JSONDecodeError as error:
+        raise ObservationError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(data, dict) or "scheme" not in data:
+        raise ObservationError(f"{path}: not a run summary (no scheme)")
+    return data
+
+
+def _read_log(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        raise ObservationError(f"{path}: not found (is this a run directory?)") from None
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ObservationError(f"{path}:{number}: not JSON ({error.msg})") from None
+    return records

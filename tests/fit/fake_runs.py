@@ -1,0 +1,83 @@
+"""Run directories written from paper 000's model, as the runtime logs them (no MPI).
+
+Every iteration draws ``X1``, ``X2`` per worker, the message of worker ``i`` arrives at
+``start + p X1 + q X2`` (``start``: when the worker had the model), the master decodes at the
+code's completion time and takes ``overhead`` more; messages after that are not logged (their
+senders are censored), exactly as ``gradcode.train.master`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from gradcode.codes import build
+
+
+def write_run(
+    directory: Path,
+    scheme: str,
+    params: dict,
+    *,
+    t1: float,
+    lambda1: float,
+    t2: float,
+    lambda2: float,
+    iterations: int,
+    seed: int,
+    overhead: float = 0.002,
+    start: float = 0.001,
+    one_clock: bool = True,
+) -> Path:
+    code = build(scheme, **params)
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True)
+    summary = {
+        "scheme": scheme,
+        "scheme_params": params,
+        "topology": "flat",
+        "workers": code.n,
+        "transfer_timing": {"comparable": one_clock},
+        "config": {"stragglers": {"model": "master-worker", "params": {}, "time_unit": 1.0}},
+    }
+    (directory / "summary.json").write_text(json.dumps(summary))
+    keys = code.all_message_keys()
+    lines = []
+    for t in range(iterations):
+        x1 = t1 + rng.exponential(1 / lambda1, code.n)
+        x2 = t2 + rng.exponential(1 / lambda2, code.n)
+        subsets = np.array([code.data_fraction(key) * code.n for key in keys])
+        workers = np.array([code.worker_of(key) for key in keys])
+        y = subsets * x1[workers] + x2[workers] / code.m
+        done = float(code.completion_times(y[None, :])[0])
+        messages = []
+        for q, key in enumerate(keys):
+            if y[q] > done:
+                continue
+            w = int(workers[q])
+            work = float(subsets[q] * x1[w])
+            messages.append(
+                {
+                    "key": key,
+                    "worker": w,
+                    "compute": 0.25 * work,
+                    "injected_compute": 0.75 * work,
+                    "injected_comm": 0.0 if one_clock else float(x2[w] / code.m),
+                    "started": start,
+                    "arrival": start + float(y[q]),
+                    "transfer": 0.001 if one_clock else None,
+                    "bytes": 8000,
+                }
+            )
+        lines.append(
+            {
+                "iteration": t,
+                "iteration_time": start + done + overhead,
+                "wait_time": start + done,
+                "messages": messages,
+            }
+        )
+    (directory / "log.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return directory

@@ -1,0 +1,151 @@
+"""From runs' logs to a fitted spec: observations, censoring, overhead, predictions, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from gradcode.cli import main
+from gradcode.fit.observations import ObservationError, pooled, read_run
+from gradcode.fit.predict import predict_runs
+from gradcode.fit.runs import fit_runs
+from gradcode.sim.spec import load_spec
+from tests.fit.fake_runs import write_run
+
+TRUTH = {"t1": 0.016, "lambda1": 80.0, "t2": 0.06, "lambda2": 10.0}
+
+
+def test_observations_read_back_what_the_log_says(tmp_path):
+    run = write_run(tmp_path / "frc", "frc", {"n": 4, "s": 1}, **TRUTH, iterations=6, seed=1)
+    observed = read_run(run, skip=1)
+    assert observed.iterations == 5 and observed.workers == 4 and observed.one_clock
+    arrays = pooled([observed])
+    assert arrays["subsets"].tolist() == [2.0] * 20  # FRC n = 4, s = 1: two partitions each
+    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()][1:]
+    # FRC waits for one worker per group: the others are censored
+    assert arrays["observed"].sum() == sum(len(r["messages"]) for r in log) < 20
+    first = {m["worker"]: m for m in log[0]["messages"]}
+    worker = min(first)
+    x1 = (first[worker]["compute"] + first[worker]["injected_compute"]) / 2
+    assert observed.per_worker[worker].compute[0] == pytest.approx(x1)
+    y = first[worker]["arrival"] - first[worker]["started"]
+    assert observed.per_worker[worker].comm[0] == pytest.approx(y - 2 * x1)
+    # the overhead is what the iteration took beyond the code's rule on the workers' times:
+    # the model's way to them (1 ms) and the master's own work (2 ms)
+    assert observed.overhead == pytest.approx((0.003,) * 5)
+    waits = np.tile([r["wait_time"] - 0.001 for r in log], 4)  # worker by worker
+    assert arrays["threshold"] == pytest.approx(waits)
+
+
+def test_the_fit_recovers_the_model_through_the_logs_with_censoring(tmp_path):
+    runs = [
+        write_run(tmp_path / "u", "uncoded", {"n": 8}, **TRUTH, iterations=80, seed=2),
+        write_run(
+            tmp_path / "y",
+            "ye-abbe",
+            {"n": 8, "d": 4, "s": 1, "m": 3},
+            **TRUTH,
+            iterations=80,
+            seed=3,
+        ),
+        write_run(tmp_path / "f", "frc", {"n": 8, "s": 3}, **TRUTH, iterations=80, seed=4),
+    ]
+    fitted = fit_runs(runs, bootstrap=50)
+    assert fitted.pooled.censored > 0
+    assert fitted.per_worker is None  # identical workers: pooled
+    for component, shift, rate in (
+        (fitted.pooled.compute, TRUTH["t1"], TRUTH["lambda1"]),
+        (fitted.pooled.comm, TRUTH["t2"], TRUTH["lambda2"]),
+    ):
+        assert component.shift_interval[0] <= shift <= component.shift_interval[1]
+        assert component.rate_interval[0] <= rate <= component.rate_interval[1]
+    assert fitted.overhead == pytest.approx(0.003)
+    spec = fitted.spec()
+    load_spec(spec, origin="fitted")  # a valid simulation spec, its runs' codes as schemes
+    assert [s["scheme"] for s in spec["schemes"]] == ["uncoded", "ye-abbe", "frc"]
+    assert spec["parameters"]["overhead"] == pytest.approx(0.003)
+
+
+def test_predictions_of_codes_the_fit_never_saw(tmp_path):
+    calibration = write_run(tmp_path / "u", "uncoded", {"n": 8}, **TRUTH, iterations=100, seed=5)
+    others = [
+        write_run(tmp_path / "f", "frc", {"n": 8, "s": 3}, **TRUTH, iterations=300, seed=6),
+        write_run(
+            tmp_path / "y",
+            "ye-abbe",
+            {"n": 8, "d": 4, "s": 1, "m": 3},
+            **TRUTH,
+            iterations=300,
+            seed=7,
+        ),
+    ]
+    spec = fit_runs([calibration], bootstrap=20).spec()
+    for prediction in predict_runs(spec, others, trials=20_000):
+        assert prediction.ratio == pytest.approx(1.0, abs=0.05)
+
+
+def test_runs_without_a_shared_clock_use_the_injected_communication(tmp_path):
+    run = write_run(
+        tmp_path / "u", "uncoded", {"n": 6}, **TRUTH, iterations=60, seed=8, one_clock=False
+    )
+    fitted = fit_runs([run], bootstrap=20)
+    comm = fitted.pooled.comm  # 354 samples: within 15 % (its interval misses in 2 of 20 seeds)
+    assert comm.rate == pytest.approx(TRUTH["lambda2"], rel=0.15)
+    assert comm.shift == pytest.approx(TRUTH["t2"], abs=0.002)
+
+
+def test_bad_runs_fail_with_one_line_naming_the_file(tmp_path):
+    with pytest.raises(ObservationError, match=r"summary\.json: not found"):
+        read_run(tmp_path)
+    tree = write_run(tmp_path / "t", "uncoded", {"n": 4}, **TRUTH, iterations=3, seed=0)
+    summary = json.loads((tree / "summary.json").read_text())
+    (tree / "summary.json").write_text(json.dumps({**summary, "topology": "tree"}))
+    with pytest.raises(ObservationError, match="a tree run; the fit reads flat"):
+        read_run(tree)
+    a = write_run(tmp_path / "a", "uncoded", {"n": 4}, **TRUTH, iterations=3, seed=0)
+    b = write_run(tmp_path / "b", "uncoded", {"n": 5}, **TRUTH, iterations=3, seed=0)
+    with pytest.raises(ObservationError, match=r"has 5 workers but .* has 4"):
+        fit_runs([a, b])
+    with pytest.raises(ObservationError, match="no iteration after the first 5"):
+        read_run(a, skip=5)
+
+
+def test_cli_writes_a_spec_simulate_and_recommend_read(tmp_path, capsys):
+    run = write_run(tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, iterations=60, seed=9)
+    out = tmp_path / "fitted.yaml"
+    assert main(["timing", "fit", str(run), "--out", str(out), "--bootstrap", "40"]) == 0
+    printed = capsys.readouterr().out
+    assert "T1 per subset" in printed and "overhead" in printed
+    spec = yaml.safe_load(out.read_text())
+    assert spec["model"] == "master-worker" and spec["fit"]["pooled"]["compute"]
+    assert main(["codes", "recommend", "--spec", str(out), "--n", "4", "--quiet"]) == 0
+    assert "best:" in capsys.readouterr().out
+
+
+def test_cli_refuses_a_model_that_does_not_fit_and_writes_nothing(tmp_path, capsys):
+    run = write_run(tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, iterations=80, seed=10)
+    lines = (run / "log.jsonl").read_text().splitlines()
+    rng = np.random.default_rng(0)
+    bent = []
+    for line in lines:  # compute times uniform on [10, 40] ms: no shifted exponential
+        record = json.loads(line)
+        for message in record["messages"]:
+            work = message["compute"] + message["injected_compute"]
+            after = message["arrival"] - message["started"] - work
+            message["injected_compute"] = float(rng.uniform(0.01, 0.04))
+            message["compute"] = 0.0
+            message["arrival"] = message["started"] + message["injected_compute"] + after
+        record["wait_time"] = max(m["arrival"] for m in record["messages"])
+        record["iteration_time"] = record["wait_time"] + 0.002
+        bent.append(json.dumps(record))
+    (run / "log.jsonl").write_text("\n".join(bent) + "\n")
+    out = tmp_path / "fitted.yaml"
+    assert main(["timing", "fit", str(run), "--out", str(out), "--bootstrap", "100"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "KS rejects compute" in error and not out.exists()
+    args = ["timing", "fit", str(run), "--out", str(out), "--bootstrap", "100"]
+    assert main([*args, "--accept-misfit"]) == 0
+    assert yaml.safe_load(out.read_text())["fit"]["misfit"] == ["compute"]
