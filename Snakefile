@@ -14,6 +14,7 @@ include: "workflow/rules/codes.smk"
 include: "workflow/rules/analyze.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/fit.smk"
 include: "workflow/rules/cluster.smk"
 include: "workflow/rules/figures.smk"
 

@@ -11,6 +11,7 @@ from snakemake.utils import validate
 from gradcode.blas import BLAS_VARIABLES
 from gradcode.codes import build
 from gradcode.data.location import DATA_DIR_ENV
+from gradcode.pipeline.fit_studies import collect_studies, recommended_plan
 from gradcode.pipeline.figures import (
     FigureTable,
     check_notebooks,
@@ -85,9 +86,37 @@ TOLERANT_RUNS = tolerant_runs(_RUNS)
 NODE_LOSS_RUNS = node_loss_runs(_RUNS)
 
 
+#: fit studies of config ``fit`` (gradcode.pipeline.fit_studies), by name
+FIT_STUDIES = collect_studies(config.get("fit", {}), _RUNS)
+#: run id of each study's recommended code (trained by rule train) -> the study
+RECOMMENDED_RUNS = {
+    f"{study.name}/recommended": study for study in FIT_STUDIES.values()
+}
+for _study in FIT_STUDIES:
+    if _study in EXPERIMENTS:
+        raise WorkflowError(
+            f"config fit.{_study}: an experiment has that name; rename it"
+        )
+
+
+def fit_study(wildcards):
+    return FIT_STUDIES[wildcards.study]
+
+
+def calibration_logs(wildcards):
+    """The logs a fit study fits (rule fit_timing)."""
+    return [f"results/train/{run}/log.jsonl" for run in fit_study(wildcards).calibrate]
+
+
+def _source_run(run):
+    """The config's run ``run`` trains like: itself, or a study's first calibration run."""
+    study = RECOMMENDED_RUNS.get(run)
+    return run if study is None else study.calibrate[0]
+
+
 def run_data(run):
     """(dataset, variant) that training run ``run`` trains on (a stand-in if need be)."""
-    data = TRAIN_RUNS[run][1]["data"]
+    data = TRAIN_RUNS[_source_run(run)][1]["data"]
     return resolve_data(
         data["dataset"], data.get("variant"), config["data"]["stand_ins"]
     )
@@ -123,7 +152,16 @@ def local_cores():
 
 def run_ranks(run):
     """MPI ranks training run ``run`` needs."""
-    return _RUNS.ranks[run]
+    study = RECOMMENDED_RUNS.get(run)
+    return _RUNS.ranks[run] if study is None else study.workers + 1
+
+
+def run_plan(run):
+    """The plan of run ``run``; None for a recommended run until its run file exists."""
+    if run not in RECOMMENDED_RUNS:
+        return _RUNS.plan(run)
+    path = Path(f"results/train/{run}/run.yaml")
+    return recommended_plan(path) if path.is_file() else None
 
 
 def _run_shape(run):
@@ -138,18 +176,16 @@ def _run_shape(run):
 
 def train_mem_mb_per_cpu(wildcards, attempt):
     """--mem-per-cpu of a training job (gradcode.pipeline.resources), more on a retry."""
-    shape = _run_shape(wildcards.run)
+    shape, plan = _run_shape(wildcards.run), run_plan(wildcards.run)
     return (
-        None
-        if shape is None
-        else mem_mb_per_cpu(_RUNS.plan(wildcards.run), shape, attempt)
+        None if shape is None or plan is None else mem_mb_per_cpu(plan, shape, attempt)
     )
 
 
 def train_runtime(wildcards):
     """Minutes a training job asks for (gradcode.pipeline.resources)."""
-    shape = _run_shape(wildcards.run)
-    return None if shape is None else runtime_minutes(_RUNS.plan(wildcards.run), shape)
+    shape, plan = _run_shape(wildcards.run), run_plan(wildcards.run)
+    return None if shape is None or plan is None else runtime_minutes(plan, shape)
 
 
 #: simulation spec files of simulate.specs: id (file stem) -> file, validated
@@ -225,6 +261,7 @@ def all_outputs():
         *expand("results/figures/{figure}.png", figure=active_figures()),
         "results/tables/comparison.csv",
         *expand("results/train/{run}/summary.json", run=sorted(TRAIN_RUNS)),
+        *[path for study in FIT_STUDIES.values() for path in study.outputs()],
     ]
 
 

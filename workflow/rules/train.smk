@@ -11,6 +11,9 @@ rule run_config:
         "results/train/{run}/run.yaml",
     log:
         "results/logs/train/{run}.config.log",
+    # the config's runs; a fit study's recommended run has its own (workflow/rules/fit.smk)
+    wildcard_constraints:
+        run=runs_pattern(TRAIN_RUNS) if TRAIN_RUNS else "(?!)",
     localrule: True
     conda:
         "../../envs/gradcode.yaml"

@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from gradcode.pipeline.fit_studies import collect_studies
 from gradcode.pipeline.runs import TrainingRuns
 from gradcode.pipeline.specs import spec_table
 from gradcode.yamlfile import read_yaml
@@ -129,6 +130,8 @@ def wanted_files(
     wanted |= {"results/codes/stability.csv"}
     wanted |= set(summaries(runs.runs))
     wanted |= set(runs.experiment_files.values())
+    studies = collect_studies(config.get("fit", {}), runs)
+    wanted |= {path for study in studies.values() for path in study.outputs()}
     links = config.get("cluster", {}).get("links")
     if links:
         wanted.add(CLUSTER_LINKS)
