@@ -15,6 +15,11 @@ import numpy as np
 
 from gradcode.codes import build
 
+FEATURES = 1000
+BYTES = 8072
+#: a link run's results: their bytes over this rate, bytes per second
+RATE = 4.0e6
+
 
 def write_run(
     directory: Path,
@@ -30,7 +35,10 @@ def write_run(
     overhead: float = 0.002,
     start: float = 0.001,
     one_clock: bool = True,
+    links: tuple[float, ...] | None = None,
 ) -> Path:
+    """``links``: the run went over real links, worker ``i`` got the model at ``links[j]``
+    for a random ``j`` each iteration, and its results took their bytes over ``RATE``."""
     code = build(scheme, **params)
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True)
@@ -40,6 +48,8 @@ def write_run(
         "topology": "flat",
         "workers": code.n,
         "transfer_timing": {"comparable": one_clock},
+        "communication": {"mode": "links" if links else "none"},
+        "data": {"features": FEATURES},
         "config": {"stragglers": {"model": "master-worker", "params": {}, "time_unit": 1.0}},
     }
     (directory / "summary.json").write_text(json.dumps(summary))
@@ -51,10 +61,12 @@ def write_run(
         subsets = np.array([code.data_fraction(key) * code.n for key in keys])
         workers = np.array([code.worker_of(key) for key in keys])
         y = subsets * x1[workers] + x2[workers] / code.m
-        done = float(code.completion_times(y[None, :])[0])
+        starts = np.full(code.n, start) if links is None else rng.permutation(links)
+        y_at = y + starts[workers]  # arrival at the master, since the iteration began
+        done = float(code.completion_times(y_at[None, :])[0])
         messages = []
         for q, key in enumerate(keys):
-            if y[q] > done:
+            if y_at[q] > done:
                 continue
             w = int(workers[q])
             work = float(subsets[q] * x1[w])
@@ -65,17 +77,17 @@ def write_run(
                     "compute": 0.25 * work,
                     "injected_compute": 0.75 * work,
                     "injected_comm": 0.0 if one_clock else float(x2[w] / code.m),
-                    "started": start,
-                    "arrival": start + float(y[q]),
-                    "transfer": 0.001 if one_clock else None,
-                    "bytes": 8000,
+                    "started": float(starts[w]),
+                    "arrival": float(y_at[q]),
+                    "transfer": (BYTES / RATE if links else 0.001) if one_clock else None,
+                    "bytes": BYTES,
                 }
             )
         lines.append(
             {
                 "iteration": t,
-                "iteration_time": start + done + overhead,
-                "wait_time": start + done,
+                "iteration_time": done + overhead,
+                "wait_time": done,
                 "messages": messages,
             }
         )

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from gradcode.cli import main
+from gradcode.errors import UserError
 from gradcode.fit.observations import ObservationError, pooled, read_run
 from gradcode.fit.predict import predict_runs
 from gradcode.fit.runs import fit_runs
@@ -149,3 +150,29 @@ def test_cli_refuses_a_model_that_does_not_fit_and_writes_nothing(tmp_path, caps
     args = ["timing", "fit", str(run), "--out", str(out), "--bootstrap", "100"]
     assert main([*args, "--accept-misfit"]) == 0
     assert yaml.safe_load(out.read_text())["fit"]["misfit"] == ["compute"]
+
+
+def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_download(tmp_path):
+    from tests.fit.fake_runs import BYTES, FEATURES, RATE
+
+    starts = (0.05, 0.1, 0.15, 0.2)
+    run = write_run(
+        tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, iterations=80, seed=11, links=starts
+    )
+    fitted = fit_runs([run], bootstrap=20)
+    assert fitted.model == "shared-links"
+    params = fitted.spec()["parameters"]
+    assert params["rate"] == pytest.approx(RATE)  # bytes over the least contended transfer
+    # four copies of the model (l + 1 float64s) were through when the last worker had it
+    assert params["master_rate"] == pytest.approx(4 * 8 * (FEATURES + 1) / 0.2)
+    assert params["starts"] == pytest.approx(list(starts))
+    assert params["download"] is False and params["data"] == 4
+    assert params["a"] == pytest.approx(TRUTH["t1"], abs=0.002)
+    assert params["overhead"] == pytest.approx(0.002)  # after the decodable set: the master's
+    assert params["header_bytes"] == BYTES - 8 * FEATURES
+    load_spec(fitted.spec(), origin="fitted")
+    forced = fit_runs([run], bootstrap=20, model="master-worker")
+    assert forced.spec()["model"] == "master-worker"
+    plain = write_run(tmp_path / "p", "uncoded", {"n": 4}, **TRUTH, iterations=10, seed=12)
+    with pytest.raises(UserError, match="not a run over real links"):
+        fit_runs([plain], model="shared-links")

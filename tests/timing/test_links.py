@@ -181,3 +181,25 @@ def test_the_simulator_runs_it():
     )
     rows = simulate(spec, trials=20, seed=1)
     assert len(rows) == 2 and all(np.isfinite(row.mean_time) for row in rows)
+
+
+def test_measured_starts_replace_the_download_dealt_in_a_random_order():
+    """``starts``: when each worker had the model, as measured; which worker got which time
+    changes every trial (TCP served the copies in no fixed order)."""
+    starts = [0.1, 0.2, 0.3, 0.4]
+    model = LinksModel(
+        rate=1e6, features=1000, download=False, starts=starts, a=0.01, data=4, overhead=0.5
+    )
+    code = build("uncoded", n=4)
+    draws = model.sample(np.random.default_rng(0), 200, 4)
+    assert np.array_equal(np.sort(draws["start"], axis=1), np.tile(starts, (200, 1)))
+    assert len({tuple(row) for row in draws["start"]}) > 10  # dealt anew each trial
+    outcome = model.prepare(code).run(draws)
+    # the last worker starts at 0.4, computes one subset (0.01 s), sends 8000 bytes alone
+    expected = 0.4 + 0.01 + 8000 / 1e6 + 0.5
+    assert outcome.times == pytest.approx(np.full(200, expected))
+    assert model.params()["starts"] == starts and model.params()["overhead"] == 0.5
+    with pytest.raises(ValueError, match=r"parameters\.starts: replaces the download"):
+        LinksModel(rate=1e6, features=10, starts=starts)
+    with pytest.raises(ValueError, match=r"parameters\.starts: describes 4 workers but"):
+        model.check(build("uncoded", n=5))

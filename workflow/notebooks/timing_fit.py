@@ -60,6 +60,12 @@ compared = sorted({str(Path(r.path).parent) for r in experiment_runs} | set(cali
 compared.append(recommended_dir)
 predictions = predict_runs(spec, compared, skip=report["skip"], trials=20_000)
 injected = report["runs"][0]["injected"]
+# runs on the emulated cluster's real links are measurements of kind "emulated network"
+links = any(
+    json.load(open(Path(d) / "summary.json"))["communication"]["mode"] == "links"
+    for d in calibration
+)
+kind = "emulated network" if links else "emulated cluster"
 unit = float(injected.get("time_unit", 1.0))
 truth = injected.get("params", {}) if injected.get("model") == "master-worker" else {}
 
@@ -81,36 +87,36 @@ for axis, component, label in (
     axis.set_xlabel("fitted quantile (s)")
     axis.set_ylabel("observed quantile (s)")
     misfit = "\n(KS rejects it)" if component in report.get("misfit", []) else ""
+    if component == "communication" and spec["model"] == "shared-links":
+        misfit += "\n(not used: the fitted links carry the messages)"
     axis.set_title(
         f"QQ {label}: KS {fit.ks:.3f}, p = {report['pooled'][component]['ks_pvalue']:.3f}{misfit}"
     )
 
 axis = axes[2]
-for position, (component, key, shift_key) in enumerate(
-    (("compute", "lambda1", "t1"), ("communication", "lambda2", "t2"))
-):
+ticks = []
+for component, key, shift_key in (("compute", "lambda1", "t1"), ("communication", "lambda2", "t2")):
     entry = report["pooled"].get(component)
     if not entry or key not in truth:
         continue
     # fitted over injected (in seconds: the injected model's units times time_unit); the
     # shifts also carry what the runtime really spends (the measured compute, the transfers)
-    for offset, (value, interval, true) in enumerate(
-        (
-            (entry["rate"], entry["rate_interval"], truth[key] / unit),
-            (entry["shift"], entry["shift_interval"], truth[shift_key] * unit),
-        )
+    for name, value, interval, true in (
+        (key, entry["rate"], entry["rate_interval"], truth[key] / unit),
+        (shift_key, entry["shift"], entry["shift_interval"], truth[shift_key] * unit),
     ):
-        x = 2 * position + offset
         axis.errorbar(
-            x,
+            len(ticks),
             value / true,
             yerr=[[(value - interval[0]) / true], [(interval[1] - value) / true]],
             fmt="o",
             capsize=4,
             color="tab:blue",
         )
+        ticks.append(name)
 axis.axhline(1.0, color="tab:red", linewidth=0.8)
-axis.set_xticks([0, 1, 2, 3], ["lambda1", "t1", "lambda2", "t2"])
+axis.set_xticks(range(len(ticks)), ticks)
+axis.set_xlim(-0.6, max(len(ticks), 2) - 0.4)
 axis.set_ylabel("fitted / injected (95% CI)")
 axis.set_title("fitted parameters over the injected ones")
 
@@ -143,8 +149,10 @@ axis.set_xlabel("predicted mean iteration time (s)")
 axis.set_ylabel("measured mean iteration time (s)")
 axis.set_title("prediction of the fitted model (band: +-10%)")
 figure.suptitle(
-    f"fit study on {len(calibration)} calibration run(s), n = {workers}: recommended "
-    f"{chosen['scheme']} {chosen['params']}{stand_in_suffix(experiment_runs)}"
+    f"fit study on {len(calibration)} calibration run(s), n = {workers}, model "
+    f"{spec['model']}: recommended {chosen['scheme']} {chosen['params']}"
+    f"{stand_in_suffix(experiment_runs)}",
+    y=1.07,
 )
 style.save(figure, png)
 
@@ -165,7 +173,7 @@ for component, key in (("compute", "lambda1"), ("communication", "lambda2")):
                 f"{key} fitted from the logs (1/s), 95% CI [{low:.4g}, {high:.4g}]",
                 truth[key] / unit,
                 entry["rate"],
-                "emulated cluster",
+                kind,
                 f"injected {key} / time unit; {note}",
             )
         )
@@ -178,7 +186,7 @@ rows.append(
         f"recommended {best.scheme} {best.params}: measured mean iteration time (s) vs predicted",
         best.predicted,
         best.measured,
-        "emulated cluster",
+        kind,
         f"goal: within 10%; {best.iterations} iterations measured; {note}",
     )
 )
@@ -192,7 +200,7 @@ if uncoded:
             f"recommended {best.scheme} over uncoded, mean iteration time ratio",
             best.predicted / base.predicted,
             best.measured / base.measured,
-            "emulated cluster",
+            kind,
             f"predicted ratio beside the measured one; {note}",
         )
     )

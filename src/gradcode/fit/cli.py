@@ -22,7 +22,14 @@ import yaml
 
 from gradcode.atomic import write_atomic
 from gradcode.errors import CLIError
-from gradcode.fit.runs import DEFAULT_LEVEL, PER_WORKER_CHOICES, MisfitError, describe, fit_runs
+from gradcode.fit.runs import (
+    DEFAULT_LEVEL,
+    MODEL_CHOICES,
+    PER_WORKER_CHOICES,
+    MisfitError,
+    describe,
+    fit_runs,
+)
 
 
 def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
@@ -40,6 +47,7 @@ def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
         per_worker=args.per_worker,
         bootstrap=args.bootstrap,
         seed=args.seed,
+        model=args.model,
     )
     lines = [
         f"runs          {len(fitted.runs)} ({fitted.workers} workers, first {fitted.skip} "
@@ -53,6 +61,15 @@ def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
         lines.append("T2 per vector not observed (no shared clock and nothing injected)")
     low, high = fitted.overhead_interval
     lines.append(f"overhead      {fitted.overhead:.4g} s [{low:.4g}, {high:.4g}] per iteration")
+    lines.append(f"model         {fitted.model}")
+    if fitted.model == "shared-links":
+        links = fitted.links()
+        rate = links["rate"]
+        shown = f"{rate:.4g}" if isinstance(rate, float) else ", ".join(f"{r:.4g}" for r in rate)
+        lines.append(
+            f"links         workers {shown} B/s, master {links['master_rate']:.4g} B/s "
+            "(payload; T2 not used)"
+        )
     homogeneity = fitted.homogeneity
     if homogeneity.get("tested"):
         verdict = "fitted per worker" if fitted.per_worker is not None else "pooled"
@@ -104,6 +121,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=PER_WORKER_CHOICES,
         default="auto",
         help="one fit per worker: when a likelihood-ratio test says they differ (auto)",
+    )
+    parser.add_argument(
+        "--model",
+        choices=MODEL_CHOICES,
+        default="auto",
+        help="the spec's timing model (auto: shared-links for runs over real links)",
     )
     parser.add_argument("--confidence", type=float, default=0.95, help="level of the intervals")
     parser.add_argument(

@@ -48,6 +48,8 @@ from gradcode.train.timings import logged_key
 
 #: a communication time below this (seconds) is a clock's granularity, not a negative time
 CLOCK_SLACK = 1e-4
+#: bytes of one number of the model the master sends (float64)
+MODEL_FLOAT_BYTES = 8
 
 
 class ObservationError(UserError):
@@ -109,12 +111,25 @@ class RunObservations:
     overhead: tuple[float, ...]
     #: per iteration (same order): the measured iteration time, seconds
     measured: tuple[float, ...]
-    #: per worker, the median payload rate of its results (bytes per second; one clock only)
+    #: per worker, the highest payload rate of its results: the least contended transfer,
+    #: about its link's rate (bytes per second; one clock only)
     upload_rate: tuple[float | None, ...]
+    #: the master's sending rate of the model: per iteration, the copies sent (one per
+    #: worker) times the model's bytes over when the last one arrived; the median (one clock)
+    download_rate: float | None
     #: per worker, the median ``started`` (seconds after the iteration began; one clock only)
     model_received: tuple[float | None, ...]
     #: the run's injected straggler model (``config.stragglers``) as logged
     injected: dict[str, Any]
+    #: when the workers had the model, the ``j``-th earliest's median over the iterations in
+    #: which every worker answered (seconds after the iteration began; one clock), else None
+    start_order: tuple[float, ...] | None
+    #: per iteration, measured time after the decodable set arrived (decoding, the update)
+    finish: tuple[float, ...]
+    #: the gradient's length ``l`` (the model sent is ``l + 1`` float64s)
+    features: int
+    #: whether the run's messages went over real links (``network`` in its run file)
+    links: bool
 
 
 def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
@@ -150,6 +165,10 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
     overhead, measured = [], []
     rates: list[list[float]] = [[] for _ in range(code.n)]
     received: list[list[float]] = [[] for _ in range(code.n)]
+    downloads: list[float] = []
+    orders: list[list[float]] = []
+    finish: list[float] = []
+    model_bytes = MODEL_FLOAT_BYTES * (int(summary.get("data", {}).get("features", 0)) + 1)
     firsts = [code.message_keys(i)[0] for i in range(code.n)]
     subsets = [code.data_fraction(key) * code.n for key in firsts]
     fraction = 1.0 / code.m
@@ -162,6 +181,13 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
         lost |= {worker for worker, since in silent if since <= t}
         starts = [m["started"] for m in messages.values()] if one_clock else []
         latest_start = max(starts, default=0.0)
+        if latest_start > 0:
+            copies = code.n - len(lost)
+            downloads.append(copies * model_bytes / latest_start)
+            by_worker = {m["worker"]: m["started"] for m in messages.values()}
+            if len(by_worker) == code.n:
+                orders.append(sorted(by_worker.values()))
+        finish.append(float(record["iteration_time"]) - float(record["wait_time"]))
         wait = float(record["wait_time"])
         for worker in range(code.n):
             if worker in lost:
@@ -201,9 +227,14 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
         per_worker=per_worker,
         overhead=tuple(overhead),
         measured=tuple(measured),
-        upload_rate=tuple(float(np.median(r)) if r else None for r in rates),
+        upload_rate=tuple(float(max(r)) if r else None for r in rates),
+        download_rate=float(np.median(downloads)) if downloads else None,
         model_received=tuple(float(np.median(r)) if r else None for r in received),
         injected=dict(stragglers),
+        start_order=tuple(np.median(orders, axis=0).tolist()) if orders else None,
+        finish=tuple(finish),
+        features=int(summary.get("data", {}).get("features", 0)),
+        links=summary.get("communication", {}).get("mode") == "links",
     )
 
 

@@ -10,17 +10,16 @@ the loop of ``gradcode timing fit`` and ``gradcode codes recommend``: runs not u
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from gradcode.sim.montecarlo import simulate
 from gradcode.sim.spec import SpecError, load_spec
+from gradcode.sim.stats import Moments
 from gradcode.train.log import read_log
 from gradcode.yamlfile import read_yaml
 
@@ -90,26 +89,18 @@ def predict_runs(
     rows = simulate(fitted, trials=trials, seed=seed, confidence=confidence)
     predictions = []
     for directory, summary, row in zip(directories, summaries, rows, strict=True):
-        times = measured_times(directory, skip=skip)
-        mean = float(times.mean())
-        half = (
-            float(
-                stats.t.ppf(0.5 + confidence / 2, times.size - 1)
-                * times.std(ddof=1)
-                / math.sqrt(times.size)
-            )
-            if times.size > 1
-            else math.inf
-        )
+        times = Moments()
+        times.add(measured_times(directory, skip=skip))
+        low, high = times.interval(confidence)
         predictions.append(
             Prediction(
                 run=str(directory),
                 scheme=summary["scheme"],
                 params=dict(summary["scheme_params"]),
-                iterations=int(times.size),
-                measured=mean,
-                measured_low=mean - half,
-                measured_high=mean + half,
+                iterations=times.count,
+                measured=times.mean,
+                measured_low=low,
+                measured_high=high,
                 predicted=row.mean_time,
                 predicted_low=row.ci_low,
                 predicted_high=row.ci_high,

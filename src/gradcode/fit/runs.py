@@ -5,26 +5,40 @@ the compute time ``T1`` per data subset and the communication time ``T2`` per fu
 vector by maximum likelihood with their censoring (``gradcode.fit.shifted_exponential``), once
 for all workers pooled and, when the workers differ (a likelihood-ratio test at ``level``, or
 ``per_worker="yes"``), once per worker, and measures the runtime's own cost per iteration
-(``overhead``: the mean of measured minus model time, with a t interval).
+(``overhead``: the mean of measured minus model time, with a t interval: the model's download,
+polling, decoding, the update).
 
-``FittedModel.spec()`` is a simulation spec (``gradcode.sim.spec``) of model
-``master-worker`` in seconds: ``gradcode simulate`` predicts the fitted runs' own codes from it
-(its ``schemes``), ``gradcode codes recommend --spec`` ranks every code, and its parameters
+``FittedModel.spec()`` is a simulation spec (``gradcode.sim.spec``) in seconds of one of two
+timing models:
+
+- ``master-worker`` (paper 000's: every worker its own link; ``T2`` fitted): runs whose
+  communication was emulated, or measured without real links;
+- ``shared-links`` (runs over real links, ``network`` in their run files, with one clock): the
+  same fitted ``T1`` (``a = t1``, ``mu = lambda1``, ``data = n``: a data point per subset), and
+  the links fitted instead of ``T2``: every worker's link at the highest payload rate its
+  results reached (its least contended transfer), the master's at the rate the model copies
+  left it, all results sharing the master's port as real links do; the model's way to the
+  workers as measured (``starts``: when the ``j``-th worker had it, dealt to the workers in a
+  random order every trial, as TCP serves the copies; a perfectly fair download would start
+  them all together, and their results would collide), ``overhead`` what follows the
+  decodable set (decoding, the update). ``T2`` is still fitted and reported, but does not
+  enter (on shared links it is no independent per-worker time: its KS test rejects it).
+
+``gradcode simulate`` predicts the fitted runs' own codes from the spec (its ``schemes``),
+``gradcode codes recommend --spec`` ranks every code, and a ``master-worker`` spec's parameters
 (without ``overhead``, which is not a delay) go into a run file's ``stragglers.params`` with
-``time_unit: 1``. Its ``fit`` section keeps the intervals, goodness of fit and the runs'
-injected models (in their own units) for comparison.
+``time_unit: 1``. Its ``fit`` section keeps the intervals, goodness of fit, the link rates and
+the runs' injected models (in their own units) for comparison.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from gradcode.errors import UserError
 from gradcode.fit.observations import RunObservations, pooled, read_runs
@@ -36,8 +50,13 @@ from gradcode.fit.shifted_exponential import (
     compare_groups,
     fit_times,
 )
+from gradcode.sim.stats import Moments
+from gradcode.train.protocol import H
 
 PER_WORKER_CHOICES = ("auto", "yes", "no")
+MODEL_CHOICES = ("auto", "master-worker", "shared-links")
+#: bytes the runtime adds to every result message (its header of ``H`` float64s)
+RESULT_HEADER_BYTES = 8 * H
 #: default significance level of the KS and homogeneity tests
 DEFAULT_LEVEL = 0.01
 
@@ -59,6 +78,10 @@ class FittedModel:
     confidence: float
     level: float
     skip: int
+    model: str = "master-worker"
+    #: mean measured time after the decodable set arrived (the shared-links model's overhead:
+    #: its times run from the iteration's start, the model's way to the workers included)
+    finish: float = 0.0
 
     @property
     def workers(self) -> int:
@@ -80,21 +103,68 @@ class FittedModel:
             numbers = [float(getattr(getattr(fit, component), field)) for fit in fits]
             return numbers[0] if len(numbers) == 1 else numbers
 
+        overhead = max(self.overhead, 0.0)
+        if self.model == "shared-links":
+            links = self.links()
+            return {
+                "rate": links["rate"],
+                "master_rate": links["master_rate"],
+                "latency": 0.0,
+                "features": self.runs[0].features,
+                "header_bytes": float(RESULT_HEADER_BYTES),
+                "download": False,
+                "starts": links["starts"],
+                "a": values("compute", "shift"),
+                "mu": values("compute", "rate"),
+                "data": self.workers,
+                "overhead": max(self.finish, 0.0),
+            }
         params: dict[str, Any] = {
             "lambda1": values("compute", "rate"),
             "t1": values("compute", "shift"),
         }
         if self.has_comm:
             params |= {"lambda2": values("comm", "rate"), "t2": values("comm", "shift")}
-        params["overhead"] = max(self.overhead, 0.0)
+        params["overhead"] = overhead
         return params
 
+    def links(self) -> dict[str, Any]:
+        """The fitted link rates (bytes per second): ``rate`` (per worker when the workers
+        were fitted one by one, else their median) and ``master_rate``."""
+        per_worker = []
+        for worker in range(self.workers):
+            seen = [run.upload_rate[worker] for run in self.runs]
+            rates = [rate for rate in seen if rate is not None]
+            if not rates:
+                raise UserError(
+                    f"worker {worker}: no measured transfer in any run; the links cannot be fitted"
+                )
+            per_worker.append(max(rates))
+        downloads = [run.download_rate for run in self.runs if run.download_rate is not None]
+        if not downloads:
+            raise UserError("no model download measured in any run; the links cannot be fitted")
+        orders = [run.start_order for run in self.runs if run.start_order is not None]
+        if not orders:
+            raise UserError(
+                "no iteration in which every worker answered: when the workers had the model "
+                "is not measured; calibrate on a run that waits for all (uncoded)"
+            )
+        rate: Any = per_worker if self.per_worker is not None else float(np.median(per_worker))
+        return {
+            "rate": rate,
+            "master_rate": float(np.median(downloads)),
+            "starts": np.median(orders, axis=0).tolist(),
+        }
+
     def rejected(self) -> list[str]:
-        """Components whose KS test rejects the model at ``level`` (pooled fit and, per
-        worker, ``worker i: component``)."""
-        found = list(self.pooled.rejected(self.level))
+        """Components the spec's model uses whose KS test rejects them at ``level`` (pooled
+        fit and, per worker, ``worker i: component``)."""
+        used = {"compute"} if self.model == "shared-links" else {"compute", "communication"}
+        found = [name for name in self.pooled.rejected(self.level) if name in used]
         for worker, fit in enumerate(self.per_worker or ()):
-            found += [f"worker {worker}: {name}" for name in fit.rejected(self.level)]
+            found += [
+                f"worker {worker}: {name}" for name in fit.rejected(self.level) if name in used
+            ]
         return found
 
     def spec(self, *, name: str = "fitted") -> dict[str, Any]:
@@ -115,11 +185,11 @@ class FittedModel:
         return {
             "name": name,
             "description": (
-                f"paper 000's master-worker model fitted by gradcode timing fit to {len(self.runs)}"
-                f" run(s) of {self.workers} workers; seconds"
+                f"paper 000's T1 fitted by gradcode timing fit to {len(self.runs)} run(s) of "
+                f"{self.workers} workers, in model {self.model}; seconds"
             ),
             "source": ", ".join(run.directory for run in self.runs),
-            "model": "master-worker",
+            "model": self.model,
             "parameters": self.parameters(),
             "confidence": self.confidence,
             "fit": self.report(),
@@ -141,9 +211,11 @@ class FittedModel:
                 "interval": list(self.overhead_interval),
                 "by_run": {run.directory: float(np.mean(run.overhead)) for run in self.runs},
             },
+            "model": self.model,
             "links": {
                 run.directory: {
                     "upload_bytes_per_second": list(run.upload_rate),
+                    "download_bytes_per_second": run.download_rate,
                     "model_received_after": list(run.model_received),
                 }
                 for run in self.runs
@@ -173,10 +245,15 @@ def fit_runs(
     per_worker: str = "auto",
     bootstrap: int = 200,
     seed: int = 0,
+    model: str = "auto",
 ) -> FittedModel:
-    """Fit paper 000's model to the runs in ``directories`` (see the module docstring)."""
+    """Fit paper 000's model to the runs in ``directories`` (see the module docstring);
+    ``model``: the spec's timing model (``auto``: ``shared-links`` for runs over real links
+    with one clock, else ``master-worker``)."""
     if per_worker not in PER_WORKER_CHOICES:
         raise UserError(f"per_worker: must be one of {', '.join(PER_WORKER_CHOICES)}")
+    if model not in MODEL_CHOICES:
+        raise UserError(f"model: must be one of {', '.join(MODEL_CHOICES)}")
     if not 0 < confidence < 1:
         raise UserError(f"confidence: must be in (0, 1) (got {confidence})")
     if not 0 < level < 1:
@@ -190,12 +267,25 @@ def fit_runs(
             "injected) but other runs' is; fit them separately"
         )
     comm = all(with_comm)
+    on_links = [run.links and run.one_clock for run in runs]
+    if model == "auto":
+        model = "shared-links" if all(on_links) else "master-worker"
+    elif model == "shared-links" and not all(on_links):
+        other = runs[on_links.index(False)]
+        raise UserError(
+            f"{other.directory}: not a run over real links with one clock; the shared-links "
+            "model needs the links' measured transfers"
+        )
     rng = np.random.default_rng(seed)
     pooled_fit = fit_times(
         _sample(pooled(runs), comm), confidence=confidence, bootstrap=bootstrap, rng=rng
     )
     workers = runs[0].workers
-    samples = [_sample(pooled(runs, [worker]), comm) for worker in range(workers)]
+    # the workers differ only in what the spec's model uses (on shared links: the compute)
+    samples = [
+        _sample(pooled(runs, [worker]), comm and model == "master-worker")
+        for worker in range(workers)
+    ]
     homogeneity: dict[str, Any]
     try:
         test = compare_groups(samples)
@@ -212,26 +302,20 @@ def fit_runs(
             fit_times(sample, confidence=confidence, bootstrap=bootstrap, rng=rng)
             for sample in samples
         )
-    overheads = np.concatenate([np.asarray(run.overhead) for run in runs])
-    mean = float(overheads.mean())
-    if overheads.size > 1:
-        half = float(
-            stats.t.ppf(0.5 + confidence / 2, overheads.size - 1)
-            * overheads.std(ddof=1)
-            / math.sqrt(overheads.size)
-        )
-    else:
-        half = math.inf
+    overheads = Moments()
+    overheads.add(np.concatenate([np.asarray(run.overhead) for run in runs]))
     return FittedModel(
         runs=tuple(runs),
         pooled=pooled_fit,
         per_worker=by_worker,
         homogeneity=homogeneity,
-        overhead=mean,
-        overhead_interval=(mean - half, mean + half),
+        overhead=overheads.mean,
+        overhead_interval=overheads.interval(confidence),
         confidence=confidence,
         level=level,
         skip=skip,
+        model=model,
+        finish=float(np.mean(np.concatenate([np.asarray(run.finish) for run in runs]))),
     )
 
 

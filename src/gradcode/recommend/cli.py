@@ -10,6 +10,14 @@ Two stages: every candidate is screened with ``--screen-trials`` trials, the lea
 ``--finalists`` fastest per section, and every code whose screening interval reaches the
 leader's) get ``--trials``; the output says which row had how many.
 
+Time to a target loss: with ``--run RUN.yaml --target-loss L`` (both or neither) the codes are
+also ranked by expected time to training loss ``L`` on the run file's problem (its data, model
+and optimizer; its scheme and stragglers are not used): the ``--finalists`` fastest exact
+codes and the reference as ``I x`` time per iteration (``I``: exact gradient descent's
+iterations), and per approximate scheme ``--finalists`` codes at evenly spaced places by time
+per iteration, each simulated ``--replicates`` times (default 5) for at most
+``--max-iterations`` (default 300) iterations (``gradcode.recommend.target``).
+
 Hooked below ``gradcode codes`` by ``add_parser(codes_subparsers)`` (``gradcode.cli``).
 """
 
@@ -17,11 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gradcode.errors import CLIError
+from gradcode.errors import CLIError, UserError
+
+if TYPE_CHECKING:
+    from gradcode.recommend.target import TargetLoss
 
 
 def _option_checks(args: argparse.Namespace, rest: list[str]) -> None:
@@ -40,6 +53,39 @@ def _option_checks(args: argparse.Namespace, rest: list[str]) -> None:
             raise CLIError(f"{name} must be >= {minimum} (got {value})")
     if args.confidence is not None and not 0 < args.confidence < 1:
         raise CLIError(f"--confidence must be in (0, 1) (got {args.confidence})")
+    if args.target_loss is not None and args.run is None:
+        raise CLIError("--target-loss needs --run RUN.yaml (the training problem)")
+    if args.run is not None and args.target_loss is None:
+        raise CLIError("--run needs --target-loss L (the training loss to reach)")
+    for name, value in (
+        ("--max-iterations", args.max_iterations),
+        ("--replicates", args.replicates),
+    ):
+        if value is not None and args.run is None:
+            raise CLIError(f"{name} needs --run RUN.yaml and --target-loss L")
+        if value is not None and value < 1:
+            raise CLIError(f"{name} must be >= 1 (got {value})")
+    if args.target_loss is not None and not math.isfinite(args.target_loss):
+        raise CLIError(f"--target-loss must be a finite number (got {args.target_loss})")
+
+
+def _target(args: argparse.Namespace) -> TargetLoss | None:
+    """The ``TargetLoss`` of ``--run`` and ``--target-loss`` (``None``: not asked for)."""
+    from gradcode.recommend.target import DEFAULT_MAX_ITERATIONS, DEFAULT_REPLICATES, TargetLoss
+
+    if args.run is None:
+        return None
+    if not Path(args.run).is_file():
+        raise CLIError(f"--run: no such file {args.run}")
+    try:
+        return TargetLoss.from_run_file(
+            args.run,
+            args.target_loss,
+            max_iterations=args.max_iterations or DEFAULT_MAX_ITERATIONS,
+            replicates=args.replicates or DEFAULT_REPLICATES,
+        )
+    except UserError as error:
+        raise CLIError(f"--run {Path(args.run).name}: {error}") from None
 
 
 def cmd_recommend(args: argparse.Namespace, rest: list[str]) -> int:
@@ -74,10 +120,17 @@ def cmd_recommend(args: argparse.Namespace, rest: list[str]) -> int:
         model_kind=args.model_kind,
     )
 
+    target = _target(args)
+
     def progress(line: str) -> None:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
+    if target is not None:
+        try:
+            target.problem.split(args.n)  # the data load (or fail) before the long part
+        except UserError as error:
+            raise CLIError(f"--run {Path(args.run).name}: {error}") from None
     rec = recommend(
         spec.model,
         args.n,
@@ -89,6 +142,7 @@ def cmd_recommend(args: argparse.Namespace, rest: list[str]) -> int:
         confidence=spec.confidence if args.confidence is None else args.confidence,
         length=spec.length,
         progress=progress,
+        target=target,
     )
     if args.out is not None:
         try:
@@ -155,6 +209,24 @@ def add_parser(codes_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random draws")
     parser.add_argument(
         "--confidence", type=float, help="level of the intervals (default: the spec's, 0.95)"
+    )
+    target = parser.add_argument_group("time to a target loss")
+    target.add_argument(
+        "--run",
+        metavar="RUN.yaml",
+        help="run file of the training problem (data, model, optimizer)",
+    )
+    target.add_argument(
+        "--target-loss", type=float, metavar="L", help="training loss to reach (with --run)"
+    )
+    target.add_argument(
+        "--max-iterations", type=int, metavar="M", help="iterations at most (default 300)"
+    )
+    target.add_argument(
+        "--replicates",
+        type=int,
+        metavar="R",
+        help="simulated runs per approximate code (default 5)",
     )
     parser.add_argument("--top", type=int, default=15, help="ranked rows printed")
     parser.add_argument("--out", metavar="FILE.csv", help="write every row as CSV")

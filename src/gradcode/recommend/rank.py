@@ -28,9 +28,13 @@ Steps:
    trial), ``tie`` whether the next different code's interval reaches the best's.
    Approximate codes (``code.exact is False``) decode an estimate, so their time per
    iteration alone does not compare with an exact code's: they are listed apart, by time,
-   unranked; their time to a target loss, which would compare, is not ranked here.
+   unranked; their time to a target loss, which does compare, is ranked by step 6.
 5. The reference, ``uncoded`` with ``n`` workers, is always simulated (outside the limits too,
    then marked so) and every row gets its mean over the reference's mean of the same stage.
+6. With ``target`` (a ``TargetLoss``: the user's training problem from a run file and a loss to
+   reach), ``Recommendation.to_target`` ranks the best exact codes and the approximate ones by
+   expected time to that training loss (``gradcode.recommend.target``); the problem's data are
+   loaded before anything is simulated, so a bad run file fails at once.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gradcode.codes import GradientCode, available, build
@@ -48,6 +52,7 @@ from gradcode.recommend.errors import RecommendError
 from gradcode.recommend.limits import Limits, load_fraction, message_fraction
 from gradcode.recommend.simulation import estimate_codes
 from gradcode.recommend.speeds import WorkerTimes, worker_times
+from gradcode.recommend.target import TargetLoss, TargetSection, rank_to_target
 from gradcode.recommend.workers import check_workers
 from gradcode.sim.table import ResultRow
 from gradcode.timing import TimingModel
@@ -191,6 +196,8 @@ class Recommendation:
     excluded: list[Exclusion]
     duplicates: int
     worker_times: WorkerTimes | None
+    #: the ranking by expected time to a target loss (``None``: no ``target`` was given)
+    to_target: TargetSection | None = None
 
     @property
     def best(self) -> Row | None:
@@ -393,18 +400,23 @@ def recommend(
     confidence: float = 0.95,
     length: int | None = None,
     progress: Callable[[str], None] | None = None,
+    target: TargetLoss | None = None,
 ) -> Recommendation:
     """Rank the codes for ``n`` workers under ``model`` by expected time per iteration.
 
     ``limits``: what a code may cost (``Limits``); ``trials``, ``screen_trials`` and
     ``finalists``: the two stages (module docstring); ``seed``: of every draw; ``confidence``:
     level of the intervals; ``length``: gradient length, for the ``floats`` column;
-    ``progress`` receives a line per stage. Raises ``RecommendError`` (one line) for a bad
-    argument, e.g. ``n`` against a per-worker parameter list of the model.
+    ``progress`` receives a line per stage; ``target``: also rank by expected time to that
+    training loss (module docstring, step 6). Raises ``RecommendError`` (one line) for a bad
+    argument, e.g. ``n`` against a per-worker parameter list of the model, and ``ConfigError``
+    for a run file whose data cannot be loaded.
     """
     _check_arguments(n, trials, screen_trials, finalists, seed, confidence)
     limits = limits if limits is not None else Limits()
     check_workers(model, n)
+    if target is not None:
+        target.problem.split(n)  # the data load (or fail) before the long part
     say = progress if progress is not None else (lambda line: None)
 
     times = worker_times(model, n, seed=seed)
@@ -473,7 +485,7 @@ def recommend(
             runs.ratio(index),
             within_limits=False,
         )
-    return Recommendation(
+    rec = Recommendation(
         n=n,
         model_name=model.name,
         model_params=model.params(),
@@ -490,3 +502,9 @@ def recommend(
         duplicates=pool.duplicates,
         worker_times=times,
     )
+    if target is None:
+        return rec
+    section = rank_to_target(
+        rec, model, target, finalists=finalists, seed=seed, confidence=confidence, progress=say
+    )
+    return replace(rec, to_target=section)

@@ -2,12 +2,16 @@
 
 The text has, in order: what was simulated (model, workers, trials of both stages, seed,
 level); the exact codes ranked (the first ``top`` rows, the reference always shown), with the
-leader-versus-runner-up verdict; the approximate codes, unranked; every skipped scheme with
-its reason and every limit with what it excluded; the run-file lines of the best code.
+leader-versus-runner-up verdict; the approximate codes, unranked; with a target loss, the codes
+ranked by time to target (``gradcode.recommend.target``: what was simulated, how long it took,
+what could not be and why); every skipped scheme with its reason and every limit with what it
+excluded; the run-file lines of the best code (and of the fastest to the target loss).
 
 The CSV has one row per simulated code (all of them, both sections and the reference when it
 is outside the limits; ``section`` tells which), columns as ``Row.record`` plus ``section``;
-``params`` is compact JSON. It is written atomically (``gradcode.atomic``) and holds nothing
+``params`` is compact JSON. With a target loss, the rows of section ``to target`` follow, with
+the ``TARGET_COLUMNS`` after the others (empty in the other sections). It is written atomically
+(``gradcode.atomic``) and, but for the time-to-target section's run file path, holds nothing
 that varies between runs of the same inputs.
 """
 
@@ -17,6 +21,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +31,7 @@ from gradcode.atomic import write_atomic
 from gradcode.jsonable import to_jsonable
 from gradcode.recommend.rank import RECORD_COLUMNS, REFERENCE_SCHEME, Recommendation, Row
 from gradcode.recommend.runfile import run_file_lines
+from gradcode.recommend.target import EXACT, TARGET_COLUMNS, TargetRow, TargetSection
 from gradcode.sim.table import format_value
 
 #: a parameter value longer than this is shortened in the text table (the CSV has it whole)
@@ -90,6 +96,11 @@ def _table(rows: Sequence[Row], confidence: float, *, ranked: bool = True) -> li
     if not ranked:
         cells = [line[1:] for line in cells]
         right = {c - 1 for c in right if c}
+    return _aligned(cells, right)
+
+
+def _aligned(cells: list[list[str]], right: set[int]) -> list[str]:
+    """The rows of ``cells`` in columns, those in ``right`` right-aligned, indented by two."""
     widths = [max(len(line[c]) for line in cells) for c in range(len(cells[0]))]
     lines = []
     for line in cells:
@@ -98,6 +109,90 @@ def _table(rows: Sequence[Row], confidence: float, *, ranked: bool = True) -> li
             for c, (cell, width) in enumerate(zip(line, widths, strict=True))
         ]
         lines.append("  " + "  ".join(padded).rstrip())
+    return lines
+
+
+def _target_table(rows: Sequence[TargetRow], confidence: float) -> list[str]:
+    header = [
+        "rank",
+        "scheme",
+        "params",
+        "method",
+        "iterations",
+        "reached",
+        "mean time",
+        f"{confidence:.0%} CI",
+        "per iteration",
+        "vs best exact",
+        "notes",
+    ]
+    cells = [header]
+    for row in rows:
+        reached = (
+            ("yes" if row.reached else "no")
+            if row.method == EXACT
+            else f"{row.reached}/{row.replicates}"
+        )
+        interval = "-"  # also with one replicate that reached it: no interval
+        if row.ci_low is not None and row.ci_high is not None and math.isfinite(row.ci_low):
+            interval = f"[{_number(row.ci_low)}, {_number(row.ci_high)}]"
+        cells.append(
+            [
+                "" if row.rank is None else str(row.rank),
+                row.row.scheme,
+                describe_params(row.row.params),
+                "I x per iteration" if row.method == EXACT else f"{row.replicates} replicates",
+                _number(row.iterations, 4),
+                reached,
+                _number(row.mean_time),
+                interval,
+                _number(row.time_per_iteration),
+                _number(row.ratio, 3),
+                ", ".join(row.notes()),
+            ]
+        )
+    return _aligned(cells, {0, 4, 5, 6, 8, 9})
+
+
+def format_target(section: TargetSection, confidence: float) -> list[str]:
+    """The time-to-target section's lines (``gradcode.recommend.target``)."""
+    lines = [
+        f"time to target loss {section.loss:g}: run {section.source} ({section.problem}); at "
+        f"most {section.max_iterations} iterations, {section.replicates} replicates per "
+        "approximate code"
+    ]
+    for trace in section.exact:
+        if trace.iterations is None:
+            lines.append(
+                f"  exact gradient descent ({trace.rows} training rows): not reached in "
+                f"{trace.max_iterations} iterations (loss then {trace.loss:.6g})"
+            )
+        else:
+            lines.append(
+                f"  exact gradient descent ({trace.rows} training rows): {trace.iterations} "
+                f"iterations (loss {trace.loss:.6g})"
+            )
+    if section.rows:
+        lines += _target_table(section.rows, confidence)
+    else:
+        lines.append("  nothing to rank")
+    lines += [
+        "  exact codes: the --finalists fastest by time per iteration (equal times count "
+        "once) and the reference, I x mean time per iteration, the interval times I",
+        f"  approximate codes: {section.simulated} simulated (per scheme, --finalists of them at "
+        f"evenly spaced places by time per iteration), {section.not_simulated} others not "
+        f"simulated; their per iteration: the simulated runs' mean; took {section.seconds:.1f} s",
+    ]
+    if section.best is None:
+        lines.append(
+            f"  no code reached loss {section.loss:g} in every replicate within "
+            f"{section.max_iterations} iterations"
+        )
+    lines += [
+        f"  left out: {skip.scheme} ({skip.count} configuration{'s' * (skip.count != 1)}): "
+        f"{skip.reason}"
+        for skip in section.skipped
+    ]
     return lines
 
 
@@ -150,16 +245,23 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
             f" vs {second.scheme} {describe_params(second.params)})"
         )
 
+    later = (
+        "ranked below"
+        if rec.to_target is not None
+        else "not ranked here (--run RUN.yaml --target-loss L ranks it)"
+    )
     lines += [
         "",
         f"approximate codes ({len(rec.approximate)}): they decode an estimate of the gradient, "
-        "so their time per iteration is not comparable alone; their time to a target loss is "
-        "not ranked here",
+        f"so their time per iteration is not comparable alone; their time to a target loss is "
+        f"{later}",
     ]
     if rec.approximate:
         lines += _table(rec.approximate[:top], rec.confidence, ranked=False)
         if len(rec.approximate) > top:
             lines.append(f"  ... {len(rec.approximate) - top} more (all in --out)")
+    if rec.to_target is not None:
+        lines += ["", *format_target(rec.to_target, rec.confidence)]
 
     lines += ["", "skipped"]
     lines += [
@@ -179,6 +281,13 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
         caveats = best.notes() + (["a tie within CI: see the runner-up"] if rec.tie else [])
         caveat = f" ({'; '.join(caveats)})" if caveats else ""
         lines += [f"best: {best.scheme}{caveat}; run-file lines:", run_file_lines(best.code)]
+    fastest = rec.to_target.best if rec.to_target is not None else None
+    if fastest is not None and (best is None or fastest.code is not best.code):
+        what = "" if fastest.code.exact else " (approximate)"
+        lines += [
+            f"fastest to loss {rec.to_target.loss:g}: {fastest.row.scheme}{what}; run-file lines:",
+            run_file_lines(fastest.code),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -192,14 +301,22 @@ def _sections(rec: Recommendation) -> list[tuple[str, Row]]:
 def render_csv(rec: Recommendation) -> str:
     """Every simulated row as CSV (module docstring)."""
     rows = _sections(rec)
-    names = ["section", *RECORD_COLUMNS]
+    target = rec.to_target
+    names = ["section", *RECORD_COLUMNS, *(TARGET_COLUMNS if target is not None else ())]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(names)
     for section, row in rows:
         record = {"section": section, **row.record()}
         writer.writerow([format_value(record.get(name)) for name in names])
+    for target_row in target.rows if target is not None else []:
+        record = {"section": "to target", **_target_record(target_row, target.loss)}
+        writer.writerow([format_value(record.get(name)) for name in names])
     return buffer.getvalue()
+
+
+def _target_record(row: TargetRow, loss: float) -> dict[str, Any]:
+    return {**row.row.record(), **row.record(loss)}
 
 
 def write_csv(path: str | os.PathLike[str], rec: Recommendation) -> Path:
@@ -230,6 +347,17 @@ def as_json(rec: Recommendation) -> dict[str, Any]:
             "skipped": [vars(skip) for skip in rec.skipped],
             "excluded": [vars(exclusion) for exclusion in rec.excluded],
             "duplicates": rec.duplicates,
+            "to_target": None if rec.to_target is None else _target_json(rec.to_target),
         },
         finite_only=True,
     )
+
+
+def _target_json(section: TargetSection) -> dict[str, Any]:
+    best = section.best
+    return {
+        **section.as_json(),
+        "best": None if best is None else _target_record(best, section.loss),
+        "run_file": None if best is None else run_file_lines(best.code),
+        "rows": [_target_record(row, section.loss) for row in section.rows],
+    }

@@ -20,7 +20,10 @@ from gradcode.timing.distributions import PerWorker
 def worker_parameters(model: TimingModel) -> dict[str, PerWorker]:
     """The model's parameters in per-worker form, by name (``parameters.<name>`` in a spec)."""
     found = {}
+    shared = model.not_per_worker
     for key, value in model.params().items():
+        if key in shared:
+            continue
         try:
             found[key] = PerWorker.parse(f"parameters.{key}", value, positive=False)
         except ValueError:

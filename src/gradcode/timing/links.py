@@ -213,8 +213,27 @@ class LinksModel(TimingModel):
         "a": "computation time per data point (default 0)",
         "mu": "exponential rate per data point (default: none, deterministic computation)",
         "data": "number of data points d in the data set (default 1)",
+        "overhead": "constant time added to every iteration: a runtime's own cost (default 0)",
+        "starts": (
+            "instead of download: when the workers have the model, one time per worker (as "
+            "measured), dealt to the workers in a random order every trial (flat codes)"
+        ),
     }
-    optional = frozenset({"master_rate", "latency", "header_bytes", "download", "a", "mu", "data"})
+    #: the measured starts are dealt to the workers at random, not one per worker
+    not_per_worker = frozenset({"starts"})
+    optional = frozenset(
+        {
+            "master_rate",
+            "latency",
+            "header_bytes",
+            "download",
+            "a",
+            "mu",
+            "data",
+            "overhead",
+            "starts",
+        }
+    )
 
     def __init__(
         self,
@@ -227,8 +246,21 @@ class LinksModel(TimingModel):
         a: Any = 0.0,
         mu: Any = None,
         data: Any = 1,
+        overhead: Any = 0.0,
+        starts: Any = None,
     ) -> None:
         self.rate = _rates("rate", rate)
+        self.starts = None
+        if starts is not None:
+            if download is True:
+                raise ValueError("parameters.starts: replaces the download; set download: false")
+            if not isinstance(starts, list | tuple) or not starts:
+                raise ValueError("parameters.starts: must be a non-empty list of seconds")
+            self.starts = np.sort(
+                [_nonnegative(f"starts[{i}]", value) for i, value in enumerate(starts)]
+            )
+        # a fitted model's runtime cost per iteration (gradcode timing fit); 0 in the papers
+        self.overhead = _nonnegative("overhead", overhead)
         if master_rate is not None:
             self.master_rate = rate_bytes("parameters.master_rate", master_rate)
         elif self.rate.workers() is None:
@@ -262,6 +294,10 @@ class LinksModel(TimingModel):
         }
         if self.mu is not None:
             params["mu"] = self.mu.as_param()
+        if self.overhead:
+            params["overhead"] = self.overhead
+        if self.starts is not None:
+            params["starts"] = self.starts.tolist()
         return params
 
     def check(self, scheme: Any) -> None:
@@ -270,12 +306,25 @@ class LinksModel(TimingModel):
         for per in (self.rate, self.a, self.mu):
             if per is not None:
                 per.check(scheme.n, scheme.name)
+        if self.starts is not None:
+            if scheme.capabilities.topology != "flat":
+                raise ValueError(f"parameters.starts: for flat codes only, not {scheme.name}")
+            if len(self.starts) != scheme.n:
+                raise ValueError(
+                    f"parameters.starts: describes {len(self.starts)} workers but "
+                    f"{scheme.name} has {scheme.n}"
+                )
 
     def sample(self, rng: np.random.Generator, trials: int, workers: int) -> Draws:
         """``unit``: time per data point of every worker, ``(trials, workers)``."""
         if self.mu is not None:  # the draws of single-port with the same a and mu
-            return {"unit": ShiftedExponential(self.a, self.mu).sample(rng, trials, workers)}
-        return {"unit": np.tile(self.a.for_workers(workers), (trials, 1))}
+            draws = {"unit": ShiftedExponential(self.a, self.mu).sample(rng, trials, workers)}
+        else:
+            draws = {"unit": np.tile(self.a.for_workers(workers), (trials, 1))}
+        if self.starts is not None and len(self.starts) == workers:
+            # which worker's copy of the model came first is TCP's choice, each trial anew
+            draws["start"] = rng.permuted(np.tile(self.starts, (trials, 1)), axis=1)
+        return draws
 
     # -- message sizes ----------------------------------------------------------------------
     def result_bytes(self, code: Any) -> float:
@@ -305,6 +354,11 @@ class LinksModel(TimingModel):
         }
 
 
+def _plus(outcome: Outcome, overhead: float) -> Outcome:
+    """``outcome`` with ``overhead`` added to its times (``finish`` stays without it)."""
+    return Outcome(outcome.times + overhead, outcome.messages) if overhead else outcome
+
+
 def _nonnegative(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"parameters.{name}: must be a number (got {value!r})")
@@ -332,9 +386,9 @@ class FlatRun:
         self.size = self.model.result_bytes(code)
 
     def run(self, draws: Draws) -> Outcome:
-        arrivals = self.arrivals(draws["unit"][:, self.worker] * self.points)
+        arrivals = self.arrivals(draws["unit"][:, self.worker] * self.points, draws.get("start"))
         times = self.code.completion_times(arrivals)
-        return Outcome(times, received_by(arrivals, times))
+        return Outcome(times + self.model.overhead, received_by(arrivals, times))
 
     def downloads(self) -> np.ndarray:
         """When every worker holds the model, ``(n,)`` (zeros without ``download``)."""
@@ -345,17 +399,18 @@ class FlatRun:
             np.zeros(n), np.full(n, model.model_bytes), self.rates, model.master_rate
         )
 
-    def arrivals(self, work: np.ndarray) -> np.ndarray:
+    def arrivals(self, work: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
         """When each message reaches the master, ``(trials, keys)``, for ``work[t, q]``
         seconds of computation behind message ``q`` after its worker got the model (``inf``:
-        never sent)."""
+        never sent); ``starts[t, i]``: when worker ``i`` got it (default: ``downloads``)."""
         model = self.model
         down = self.downloads()
         sizes = np.full(len(self.worker), self.size)
         caps = self.rates[self.worker]
         arrivals = np.empty(work.shape)
         for trial in range(work.shape[0]):
-            ready = down[self.worker] + work[trial]
+            start = down if starts is None else starts[trial]
+            ready = start[self.worker] + work[trial]
             arrivals[trial] = model.latency + fair_finish(
                 ready, sizes, caps, model.master_rate, self.after
             )
@@ -372,7 +427,7 @@ class TreeRun:
 
     def run(self, draws: Draws) -> Outcome:
         points = self.model.data * self.code.loads() / self.code.k
-        return self.finish(draws["unit"] * points)
+        return _plus(self.finish(draws["unit"] * points), self.model.overhead)
 
     def finish(self, compute: np.ndarray) -> Outcome:
         """When the master decodes, for ``compute[t, v]`` seconds of node ``v``'s own work
@@ -432,7 +487,9 @@ class RingRun:
     rates: np.ndarray
 
     def run(self, draws: Draws) -> Outcome:
-        return self.finish(draws["unit"] * (self.model.data / self.ring.k))
+        return _plus(
+            self.finish(draws["unit"] * (self.model.data / self.ring.k)), self.model.overhead
+        )
 
     def finish(self, compute: np.ndarray) -> Outcome:
         """When every worker holds the sum, for ``compute[t, i]`` seconds of worker ``i``'s

@@ -61,6 +61,9 @@ class TimingModel(ABC):
     parameters: ClassVar[dict[str, str]]
     #: parameters that may be omitted
     optional: ClassVar[frozenset[str]] = frozenset()
+    #: list-valued parameters that are not one value per worker (so a worker's type, or how
+    #: many workers a spec describes, never reads them)
+    not_per_worker: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> TimingModel:
