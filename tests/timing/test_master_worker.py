@@ -148,3 +148,20 @@ def test_overhead_adds_a_constant_to_every_completion_and_is_not_a_delay_to_inje
             seed=0,
             time_unit=0.01,
         )
+
+
+def test_a_subclass_that_sets_its_own_attributes_needs_no_overhead():
+    """Plug-in models written before ``overhead`` existed (the example plug-in's Pareto model
+    sets ``compute``/``comm`` itself) keep working: the class default is 0."""
+
+    class Own(MasterWorkerModel):
+        name = "own"
+
+        def __init__(self) -> None:
+            self.compute = MasterWorkerModel(lambda1=1, t1=1).compute
+            self.comm = None
+
+    code = build("frc", n=4, s=1)
+    model = Own()
+    outcome = model.prepare(code).run(model.sample(np.random.default_rng(0), 10, 4))
+    assert np.all(np.isfinite(outcome.times)) and "overhead" not in model.params()

@@ -221,6 +221,10 @@ class LinksModel(TimingModel):
     }
     #: the measured starts are dealt to the workers at random, not one per worker
     not_per_worker = frozenset({"starts"})
+    #: class defaults of the optional parameters added later, for subclasses that set their
+    #: own attributes without calling this constructor
+    overhead: float = 0.0
+    starts: np.ndarray | None = None
     optional = frozenset(
         {
             "master_rate",

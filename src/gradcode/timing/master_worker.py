@@ -58,6 +58,9 @@ class MasterWorkerModel(TimingModel):
         "overhead": "constant time added to every iteration: a runtime's own cost (default 0)",
     }
     optional = frozenset({"lambda2", "t2", "overhead"})
+    #: seconds added to every iteration; a class default too, so that subclasses written
+    #: before it existed (plug-ins that set their own attributes) keep working
+    overhead: float = 0.0
 
     def __init__(
         self, lambda1: Any, t1: Any, lambda2: Any = None, t2: Any = None, overhead: Any = 0.0
