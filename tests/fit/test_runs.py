@@ -176,3 +176,34 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     plain = write_run(tmp_path / "p", "uncoded", {"n": 4}, **TRUTH, iterations=10, seed=12)
     with pytest.raises(UserError, match="not a run over real links"):
         fit_runs([plain], model="shared-links")
+
+
+def test_a_run_file_injects_a_fitted_spec_without_its_overhead(tmp_path):
+    from gradcode.train.config import ConfigError, parse_config
+    from gradcode.train.plan import build_plan
+
+    run = write_run(tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, iterations=40, seed=13)
+    spec = tmp_path / "fitted.yaml"
+    spec.write_text(yaml.safe_dump(fit_runs([run], bootstrap=20).spec()))
+    document = {
+        "iterations": 3,
+        "data": {"dataset": "synthetic-logistic"},
+        "model": {"kind": "logistic"},
+        "scheme": {"name": "frc", "params": {"n": 4, "s": 1}},
+        "optimizer": {"kind": "gd", "step": 1.0},
+        "stragglers": {"spec": str(spec)},
+    }
+    config = parse_config(document)
+    assert config.stragglers.model == "master-worker" and config.stragglers.spec == str(spec)
+    assert "overhead" not in config.stragglers.params
+    assert config.stragglers.params["lambda1"] == pytest.approx(
+        yaml.safe_load(spec.read_text())["parameters"]["lambda1"]
+    )
+    build_plan(config)  # the straggler source accepts it (seconds, time_unit 1)
+    both = {**document, "stragglers": {"spec": str(spec), "model": "none"}}
+    with pytest.raises(ConfigError, match=r"stragglers\.spec: gives the model"):
+        parse_config(both)
+    (tmp_path / "other.yaml").write_text("a: 1\n")
+    bad = {**document, "stragglers": {"spec": str(tmp_path / "other.yaml")}}
+    with pytest.raises(ConfigError, match="is not a simulation spec"):
+        parse_config(bad)

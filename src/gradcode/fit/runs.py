@@ -25,10 +25,10 @@ timing models:
   enter (on shared links it is no independent per-worker time: its KS test rejects it).
 
 ``gradcode simulate`` predicts the fitted runs' own codes from the spec (its ``schemes``),
-``gradcode codes recommend --spec`` ranks every code, and a ``master-worker`` spec's parameters
-(without ``overhead``, which is not a delay) go into a run file's ``stragglers.params`` with
-``time_unit: 1``. Its ``fit`` section keeps the intervals, goodness of fit, the link rates and
-the runs' injected models (in their own units) for comparison.
+``gradcode codes recommend --spec`` ranks every code, and a run file injects it with
+``stragglers: {spec: fitted.yaml}`` (``overhead``, which is not a delay, left out). Its
+``fit`` section keeps the intervals, goodness of fit, the link rates and the runs' injected
+models (in their own units) for comparison.
 """
 
 from __future__ import annotations

@@ -31,6 +31,9 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       model: none | fixed | random-set | master-worker | single-port
       params: {key: value}          # see gradcode.train.stragglers
       time_unit: number > 0         # [1.0] seconds per unit of the model's times
+      spec: FILE                    # instead of model and params: a simulation spec's
+                                    # (gradcode timing fit's output: seconds, time_unit 1);
+                                    # its overhead, the runtime's own cost, is not injected
       persistent: [worker]          # [] workers that never answer
     adversaries:                    # [none] only for scheme heterogeneous
       workers: [worker]             # workers whose every message is corrupted
@@ -261,6 +264,8 @@ class StragglerConfig:
     params: dict[str, Any] = field(default_factory=dict)
     time_unit: float = 1.0
     persistent: tuple[int, ...] = ()
+    #: the simulation spec the model and parameters came from (``stragglers.spec``)
+    spec: str | None = None
 
 
 @dataclass(frozen=True)
@@ -552,13 +557,40 @@ def _optimizer(top: _Section) -> OptimizerConfig:
 
 
 def _stragglers(top: _Section) -> StragglerConfig:
-    section = top.section("stragglers", ("model", "params", "time_unit", "persistent"))
+    section = top.section("stragglers", ("model", "params", "time_unit", "persistent", "spec"))
+    if section.has("spec"):
+        spec = section.string("spec")
+        if section.has("model") or section.has("params"):
+            raise ConfigError(
+                f"{section.key('spec')}: gives the model and its parameters; drop "
+                f"{section.key('model')} and {section.key('params')}"
+            )
+        model, params = _spec_model(spec, section.key("spec"))
+        return StragglerConfig(
+            model=model,
+            params=params,
+            time_unit=section.number("time_unit", 1.0, positive=True),
+            persistent=section.workers("persistent"),
+            spec=spec,
+        )
     return StragglerConfig(
         model=section.string("model", "none"),
         params=section.mapping("params"),
         time_unit=section.number("time_unit", 1.0, positive=True),
         persistent=section.workers("persistent"),
     )
+
+
+def _spec_model(path: str, key: str) -> tuple[str, dict[str, Any]]:
+    """The model and parameters of simulation spec ``path``, without ``overhead``: a fitted
+    spec's measure of what the runtime itself costs, which a run has of its own."""
+    data = read_yaml(path, ConfigError)
+    if not isinstance(data, Mapping) or not isinstance(data.get("model"), str):
+        raise ConfigError(f"{key}: {path} is not a simulation spec (no model)")
+    params = data.get("parameters")
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"{key}: {path} has no parameters mapping")
+    return data["model"], {k: v for k, v in params.items() if k != "overhead"}
 
 
 def _adversaries(top: _Section) -> AdversaryConfig:
