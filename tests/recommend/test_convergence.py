@@ -233,3 +233,25 @@ def test_bad_target_options_are_one_line_errors(tmp_path, files, data, capsys, e
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
     assert captured.err.startswith("gradcode: error: ") and message in captured.err
+
+
+def test_a_fitted_shared_links_model_is_simulated_too(problem):
+    """The emulated cluster's fitted model (``gradcode timing fit`` on real links) gives its
+    message arrivals, so approximate codes are simulated to the target under it as well."""
+    links = model_from_spec(
+        "shared-links",
+        {
+            "rate": 1e7,
+            "master_rate": 2e7,
+            "features": 50,
+            "download": False,
+            "starts": [0.01 * i for i in range(6)],
+            "a": 0.01,
+            "mu": 100.0,
+            "data": 6,
+            "overhead": 0.001,
+        },
+    )
+    assert unsupported(links, build("ignore-stragglers", n=6, s=2)) is None
+    result = _simulate(problem, links, build("ignore-stragglers", n=6, s=2), 0.6, 2, 40)
+    assert result.reached == 2

@@ -22,10 +22,11 @@ on who answered, so they are simulated. One replicate starts at zero, as a run d
 iteration ``t``:
 
 1. trial ``t`` of the timing model for the code's ``n`` workers: every message key's arrival
-   (``prepared.arrivals(draws)``), the completion time ``code.completion_times(arrivals)``, the
-   responders (the keys that arrived by then) and the iteration's time
-   (``prepared.run(draws).times``: the completion time plus what the model adds to every
-   iteration, its ``overhead``: the quantity the ranking's time per iteration estimates);
+   (``prepared.message_arrivals(draws)``), the completion time
+   ``code.completion_times(arrivals)``, the responders (the keys that arrived by then) and the
+   iteration's time (``prepared.run(draws).times``: the completion time plus what the model
+   adds to every iteration, its ``overhead``: the quantity the ranking's time per iteration
+   estimates);
 2. the partial gradients at the optimizer's point, only on the partitions some responder's
    message needs; each responder's message encoded as its worker would
    (``code.encode_message(key, partials[:prefix])``), decoded with ``code.decode_result``;
@@ -41,7 +42,8 @@ replicate)``: every code with ``n`` workers sees the same workers in iteration `
 ``r`` (common random numbers).
 
 Only gradient codes of the master-worker topology whose model's prepared run exposes the message
-arrivals of its draws (``arrivals(draws)``: ``master-worker``) are simulated;
+arrivals of its draws (``message_arrivals(draws)``: ``master-worker``, ``shared-links``) are
+simulated;
 ``unsupported(model, code)`` gives the one-line reason for any other (a code of the data: its
 workers compute on coded data, which this simulation does not form; a tree or ring code; a
 model without those arrivals: nothing here guesses them).
@@ -49,7 +51,6 @@ model without those arrivals: nothing here guesses them).
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -276,11 +277,9 @@ class Convergence:
 
 
 def _arrivals_method(prepared: Any) -> Callable[[dict[str, np.ndarray]], np.ndarray] | None:
-    method = getattr(prepared, "arrivals", None)
-    if not callable(method):
-        return None
-    names = list(inspect.signature(method).parameters)
-    return method if names[:1] == ["draws"] else None
+    """The prepared scheme's ``message_arrivals`` (``gradcode.timing.model.Prepared``)."""
+    method = getattr(prepared, "message_arrivals", None)
+    return method if callable(method) else None
 
 
 def unsupported(model: TimingModel, code: GradientCode) -> str | None:
@@ -301,7 +300,7 @@ def unsupported(model: TimingModel, code: GradientCode) -> str | None:
     arrivals = _arrivals_method(prepared)
     if arrivals is None:
         return (
-            f"model {model.name} gives no message arrivals of its draws (arrivals(draws)), "
+            f"model {model.name} gives no message arrivals of its draws (message_arrivals), "
             "which the simulation to a target loss needs"
         )
     draws = model.sample(np.random.default_rng(0), _PROBE_TRIALS, code.n)

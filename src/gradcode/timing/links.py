@@ -389,8 +389,13 @@ class FlatRun:
             last[int(w)] = q
         self.size = self.model.result_bytes(code)
 
+    def message_arrivals(self, draws: Draws) -> np.ndarray:
+        """When every message reaches the master in the trials of ``draws``, ``(trials,
+        keys)``."""
+        return self.arrivals(draws["unit"][:, self.worker] * self.points, draws.get("start"))
+
     def run(self, draws: Draws) -> Outcome:
-        arrivals = self.arrivals(draws["unit"][:, self.worker] * self.points, draws.get("start"))
+        arrivals = self.message_arrivals(draws)
         times = self.code.completion_times(arrivals)
         return Outcome(times + self.model.overhead, received_by(arrivals, times))
 

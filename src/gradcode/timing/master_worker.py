@@ -189,6 +189,10 @@ class _MasterWorkerRun:
             arrivals[:, keys] = start + send[:, keys]
         return arrivals
 
+    def message_arrivals(self, draws: Draws) -> np.ndarray:
+        """``arrivals``: the ``Prepared`` interface's name for it."""
+        return self.arrivals(draws)
+
     def run(self, draws: Draws) -> Outcome:
         arrivals = self.arrivals(draws)
         times = self.code.completion_times(arrivals)

@@ -48,7 +48,14 @@ class Outcome:
 
 
 class Prepared(Protocol):
-    """A scheme prepared by a model: ``run(draws)`` simulates the trials in ``draws``."""
+    """A scheme prepared by a model: ``run(draws)`` simulates the trials in ``draws``.
+
+    A model of flat codes may also offer ``message_arrivals(draws)``: when every message key
+    (``all_message_keys`` order) reaches the master, ``(trials, keys)``, the times its ``run``
+    applies the code's rule to; whoever needs to know *which* messages arrived (a training
+    simulation, ``gradcode.recommend.convergence``) asks for it (``master-worker``,
+    ``shared-links``).
+    """
 
     def run(self, draws: Draws) -> Outcome: ...
 
