@@ -73,7 +73,9 @@ def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
     homogeneity = fitted.homogeneity
     if homogeneity.get("tested"):
         verdict = "fitted per worker" if fitted.per_worker is not None else "pooled"
-        lines.append(f"workers       differ: p = {homogeneity['pvalue']:.3g} ({verdict})")
+        pvalue = homogeneity["pvalue"]  # None where the test had no finite value
+        shown = "n/a" if pvalue is None else f"{pvalue:.3g}"
+        lines.append(f"workers       differ: p = {shown} ({verdict})")
     else:
         lines.append(f"workers       pooled (not tested: {homogeneity['reason']})")
     print("\n".join(lines))

@@ -44,7 +44,7 @@ import numpy as np
 from gradcode.codes import GradientCode, build
 from gradcode.errors import UserError
 from gradcode.train.log import LOG_FILE, SUMMARY_FILE
-from gradcode.train.timings import logged_key
+from gradcode.train.timings import implied_iteration_time, logged_key, message_index
 
 #: a communication time below this (seconds) is a clock's granularity, not a negative time
 CLOCK_SLACK = 1e-4
@@ -187,8 +187,8 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
             by_worker = {m["worker"]: m["started"] for m in messages.values()}
             if len(by_worker) == code.n:
                 orders.append(sorted(by_worker.values()))
-        finish.append(float(record["iteration_time"]) - float(record["wait_time"]))
         wait = float(record["wait_time"])
+        finish.append(float(record["iteration_time"]) - wait)
         for worker in range(code.n):
             if worker in lost:
                 continue
@@ -213,7 +213,7 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
                 received[worker].append(float(message["started"]))
                 if message.get("transfer"):
                     rates[worker].append(message["bytes"] / message["transfer"])
-        completion = _completion(code, messages, one_clock)
+        completion = _completion(code, record, one_clock)
         measured.append(float(record["iteration_time"]))
         overhead.append(float(record["iteration_time"]) - completion)
     return RunObservations(
@@ -284,19 +284,15 @@ def _comm(message: dict[str, Any], work: float, one_clock: bool, where: str, t: 
     return max(after, 0.0)
 
 
-def _completion(code: GradientCode, messages: dict[Any, dict[str, Any]], one_clock: bool) -> float:
-    """The code's completion time on the messages' ``y`` (not received: never), seconds."""
-    keys = code.all_message_keys()
-    arrivals = np.full((1, len(keys)), np.inf)
-    for q, key in enumerate(keys):
-        message = messages.get(key)
-        if message is None:
-            continue
-        if one_clock:
-            arrivals[0, q] = message["arrival"] - message["started"]
-        else:
-            work = message["compute"] + message["injected_compute"]
-            arrivals[0, q] = work + message.get("injected_comm", 0.0)
+def _completion(code: GradientCode, record: dict[str, Any], one_clock: bool) -> float:
+    """The code's completion time on the messages' ``y`` (not received: never), seconds;
+    without one clock, what the logged compute and injected delays imply."""
+    if not one_clock:
+        return implied_iteration_time(code, record)
+    index = message_index(code)
+    arrivals = np.full((1, len(index)), np.inf)
+    for message in record.get("messages", []):
+        arrivals[0, index[logged_key(message["key"])]] = message["arrival"] - message["started"]
     return float(code.completion_times(arrivals)[0])
 
 

@@ -20,10 +20,8 @@ import numpy as np
 from gradcode.sim.montecarlo import simulate
 from gradcode.sim.spec import SpecError, load_spec
 from gradcode.sim.stats import Moments
-from gradcode.train.log import read_log
+from gradcode.train.log import SUMMARY_FILE, read_log
 from gradcode.yamlfile import read_yaml
-
-SUMMARY = "summary.json"
 
 
 @dataclass(frozen=True)
@@ -79,7 +77,7 @@ def predict_runs(
 ) -> list[Prediction]:
     """Measured and predicted mean iteration time of every run in ``directories``."""
     data = read_yaml(spec, SpecError) if isinstance(spec, str | Path) else dict(spec)
-    summaries = [json.loads((Path(d) / SUMMARY).read_text()) for d in directories]
+    summaries = [json.loads((Path(d) / SUMMARY_FILE).read_text()) for d in directories]
     schemes = [
         {"scheme": s["scheme"], "params": s["scheme_params"], "label": str(d)}
         for s, d in zip(summaries, directories, strict=True)

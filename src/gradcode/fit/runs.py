@@ -289,7 +289,7 @@ def fit_runs(
     homogeneity: dict[str, Any]
     try:
         test = compare_groups(samples)
-        homogeneity = _as_dict(test)
+        homogeneity = {"tested": True, **test.as_dict()}
         differ = test.pvalue < level
     except FitError as error:
         if per_worker == "yes":
@@ -329,10 +329,6 @@ def _sample(arrays: dict[str, np.ndarray], comm: bool) -> Sample:
         comm=arrays["comm"] if comm else None,
         iteration=arrays["iteration"],
     )
-
-
-def _as_dict(test: Any) -> dict[str, Any]:
-    return {"tested": True, **{k: v for k, v in vars(test).items() if not k.startswith("_")}}
 
 
 def describe(component: ComponentFit, unit: str = "s") -> str:
