@@ -54,3 +54,29 @@ def test_fit_recommend_run_predict(tmp_path):
     predicted_speedup = recommended.predicted / uncoded.predicted
     measured_speedup = recommended.measured / uncoded.measured
     assert measured_speedup == pytest.approx(predicted_speedup, abs=0.15)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "ranks"),
+    [
+        ({"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}}, 7),
+        ({"name": "ring-allreduce", "params": {"n": 4}}, 5),
+    ],
+    ids=["tree", "ring"],
+)
+def test_tree_and_ring_runs_are_fitted_from_what_every_node_logged(tmp_path, scheme, ranks):
+    logistic_data = small_logistic(tmp_path / "data")
+    stragglers = {"model": "master-worker", "params": MODEL, "time_unit": UNIT}
+    config = base_run(
+        logistic_data, scheme=scheme, stragglers=stragglers, iterations=40, log={"metrics_every": 0}
+    )
+    out = run_config(tmp_path, config, ranks=ranks, name=scheme["name"]).check().out
+    fitted = fit_runs([out], bootstrap=50)
+    for component, rate in ((fitted.pooled.compute, "lambda1"), (fitted.pooled.comm, "lambda2")):
+        low, high = component.rate_interval
+        assert low <= MODEL[rate] / UNIT <= high
+    # the injected link delay is observed exactly, its shift too; the computation's adds
+    # the measured compute (a fraction of a millisecond here)
+    assert fitted.pooled.comm.shift == pytest.approx(MODEL["t2"] * UNIT, rel=0.05)
+    assert fitted.pooled.compute.shift == pytest.approx(MODEL["t1"] * UNIT, rel=0.1)
+    load_spec(fitted.spec(), origin="fitted")

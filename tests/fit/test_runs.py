@@ -14,7 +14,7 @@ from gradcode.fit.observations import ObservationError, pooled, read_run
 from gradcode.fit.predict import predict_runs
 from gradcode.fit.runs import fit_runs
 from gradcode.sim.spec import load_spec
-from tests.fit.fake_runs import write_run
+from tests.fit.fake_runs import write_run, write_tree_run
 
 TRUTH = {"t1": 0.016, "lambda1": 80.0, "t2": 0.06, "lambda2": 10.0}
 
@@ -101,10 +101,9 @@ def test_runs_without_a_shared_clock_use_the_injected_communication(tmp_path):
 def test_bad_runs_fail_with_one_line_naming_the_file(tmp_path):
     with pytest.raises(ObservationError, match=r"summary\.json: not found"):
         read_run(tmp_path)
-    tree = write_run(tmp_path / "t", "uncoded", {"n": 4}, **TRUTH, iterations=3, seed=0)
-    summary = json.loads((tree / "summary.json").read_text())
-    (tree / "summary.json").write_text(json.dumps({**summary, "topology": "tree"}))
-    with pytest.raises(ObservationError, match="a tree run; the fit reads flat"):
+    tree = write_tree_run(tmp_path / "t", CR, **TRUTH, iterations=3, seed=0)
+    (tree / "nodes.jsonl").unlink()
+    with pytest.raises(ObservationError, match=r"nodes\.jsonl: not found; a tree run's nodes"):
         read_run(tree)
     a = write_run(tmp_path / "a", "uncoded", {"n": 4}, **TRUTH, iterations=3, seed=0)
     b = write_run(tmp_path / "b", "uncoded", {"n": 5}, **TRUTH, iterations=3, seed=0)
@@ -112,6 +111,46 @@ def test_bad_runs_fail_with_one_line_naming_the_file(tmp_path):
         fit_runs([a, b])
     with pytest.raises(ObservationError, match="no iteration after the first 5"):
         read_run(a, skip=5)
+    tree = write_tree_run(tmp_path / "t2", CR, **TRUTH, iterations=3, seed=0)
+    flat = write_run(tmp_path / "f", "uncoded", {"n": 12}, **TRUTH, iterations=3, seed=0)
+    with pytest.raises(UserError, match="a tree run observes the computation and the link"):
+        fit_runs([flat, tree])
+
+
+CR = {"n": 3, "L": 2, "s": 1}  # CodedReduce: 3 + 9 nodes
+
+
+def test_tree_runs_are_fitted_from_every_node_cut_short_or_not(tmp_path):
+    # slow computations against short links: the next model cuts about a quarter of the nodes
+    # short (censored on their computation); their link delays are observed all the same
+    truth = {"t1": 0.016, "lambda1": 8.0, "t2": 0.01, "lambda2": 50.0}
+    run = write_tree_run(tmp_path / "cr", CR, **truth, iterations=100, seed=3)
+    observed = pooled([read_run(run)])["observed"]
+    assert observed.size == 12 * 99 and 0.2 < 1 - observed.mean() < 0.35
+    fitted = fit_runs([run], bootstrap=0)
+    assert fitted.pooled.censored == int((~observed).sum())
+    for component, shift, rate in (
+        (fitted.pooled.compute, truth["t1"], truth["lambda1"]),
+        (fitted.pooled.comm, truth["t2"], truth["lambda2"]),
+    ):
+        assert component.shift == pytest.approx(shift, abs=0.001)
+        assert component.rate_interval[0] <= rate <= component.rate_interval[1]
+    assert fitted.overhead == pytest.approx(0.002)
+    prediction = predict_runs(fitted.spec(), [run], trials=20_000)[0]
+    assert prediction.ratio == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_tree_runs_goodness_of_fit_replays_when_the_master_decoded(tmp_path):
+    # the budgets depend on the nodes tested: the plain conditional test rejected the true
+    # model here (p = 0.01); replaying the tree's decision does not, and still rejects a
+    # lognormal computation
+    truth = {"t1": 0.016, "lambda1": 8.0, "t2": 0.01, "lambda2": 50.0}
+    run = write_tree_run(tmp_path / "cr", CR, **truth, iterations=100, seed=1)
+    assert fit_runs([run], bootstrap=100).pooled.compute.ks_pvalue > 0.2
+    other = write_tree_run(tmp_path / "ln", CR, **truth, iterations=100, seed=1, lognormal=True)
+    fitted = fit_runs([other], bootstrap=100)
+    assert fitted.pooled.compute.ks_pvalue < 0.01
+    assert "compute" in fitted.rejected()
 
 
 def test_cli_writes_a_spec_simulate_and_recommend_read(tmp_path, capsys):
@@ -174,7 +213,7 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     forced = fit_runs([run], bootstrap=20, model="master-worker")
     assert forced.spec()["model"] == "master-worker"
     plain = write_run(tmp_path / "p", "uncoded", {"n": 4}, **TRUTH, iterations=10, seed=12)
-    with pytest.raises(UserError, match="not a run over real links"):
+    with pytest.raises(UserError, match="not a flat run over real links"):
         fit_runs([plain], model="shared-links")
 
 

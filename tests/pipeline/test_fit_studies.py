@@ -38,7 +38,10 @@ def test_the_default_config_fits_the_uncoded_run_of_ten_workers():
     ("calibrate", "message"),
     [
         (["nope"], r"config fit\.s\.calibrate: no run 'nope'"),
-        (["coded-reduce-fig8/CR"], r"is a tree run; the fit reads flat runs"),
+        (
+            ["ye-abbe-amazon/n10-uncoded", "coded-reduce-fig8/CR"],
+            r"mixes flat runs and tree or ring runs",
+        ),
         (
             ["ye-abbe-amazon/n10-uncoded", "ye-abbe-amazon/n15-uncoded"],
             r"runs of \[10, 15\] workers",

@@ -1,7 +1,8 @@
 """``gradcode timing fit RUN_DIR... --out fitted.yaml``: paper 000's model fitted to runs.
 
 Reads every run directory's ``summary.json`` and ``log.jsonl`` (local, SLURM or emulated-
-cluster runs of flat codes with the same number of workers; uncoded runs included), fits
+cluster runs with the same number of workers, uncoded runs included; a tree run's
+``nodes.jsonl`` too), fits
 ``T1 = t1 + Exp(lambda1)`` per data subset and ``T2 = t2 + Exp(lambda2)`` per full-length
 vector by maximum likelihood with the stragglers' censoring, per worker where the workers
 differ, and the runtime's own cost per iteration; prints the estimates with their intervals and

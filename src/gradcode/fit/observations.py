@@ -27,7 +27,22 @@ The runtime's own cost per iteration (``overhead``) is the measured ``iteration_
 the completion time the code's rule gives on the messages' ``y`` (the model's download, the
 polling, decoding and the update); it is what a prediction must add to the model's times.
 
-Only flat schemes have a first message per worker; tree and ring runs are refused (one line).
+Tree and ring runs
+------------------
+A tree's master hears only its children, so a tree run is read from ``nodes.jsonl``
+(``gradcode.train.nodelog``), where every node logged its own work in every iteration it began,
+whether or not its parent used it: ``x1 = work / p`` (``p = data_fraction(v) n``) and, when
+links were emulated, ``x2`` the link delay drawn for its message over the message's length in
+vectors. Its computation was observed until the next model came (``budget``, the threshold):
+complete when done by then, else censored (``p X1 > budget``). The link delay was drawn either
+way, so ``x2`` is always complete: the two times are observed apart, not through their sum, and
+``gradcode.fit.runs`` fits them apart (``separable``). A ring's workers report every iteration
+to rank 0, so every one is complete (``c = inf``): ``x1`` from its compute, ``x2`` the link
+delay of its ring steps over the ``2 (n - 1) / n`` vectors they carried. The runtime's own transfers
+are not in these ``x2`` (they go into the overhead), and the links of tree and ring runs are
+not fitted (the shared-links model reads flat runs). Overhead: the measured iteration time
+minus the model's completion on the nodes' ``work + link delay`` (a tree: the tree's rule,
+``gradcode.timing.tree`` with instant forwarding; a ring: its last worker).
 """
 
 from __future__ import annotations
@@ -35,15 +50,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from gradcode.codes import GradientCode, build
+from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
+from gradcode.fit.replay import TreeIterations
+from gradcode.timing.tree import tree_outcome
 from gradcode.train.log import LOG_FILE, SUMMARY_FILE
+from gradcode.train.nodelog import NODES_FILE, read_nodes
 from gradcode.train.timings import implied_iteration_time, logged_key, message_index
 
 #: a communication time below this (seconds) is a clock's granularity, not a negative time
@@ -130,6 +149,16 @@ class RunObservations:
     features: int
     #: whether the run's messages went over real links (``network`` in its run file)
     links: bool
+    #: the code's ``topology``: ``flat``, ``tree`` or ``ring``
+    topology: str = "flat"
+    #: a tree run's iterations, for the KS bootstrap that replays its decision
+    tree: TreeIterations | None = None
+
+    @property
+    def separable(self) -> bool:
+        """Whether ``X1`` and ``X2`` are observed apart (tree and ring runs): ``threshold``
+        then censors the computation alone and ``comm`` is complete wherever it is finite."""
+        return self.topology != "flat"
 
 
 def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
@@ -139,11 +168,7 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
     summary = _read_json(path / SUMMARY_FILE)
     records = _read_log(path / LOG_FILE)
     where = str(path)
-    if summary.get("topology", "flat") != "flat":
-        raise ObservationError(
-            f"{where}: a {summary.get('topology')} run; the fit reads flat (master-worker) runs, "
-            "whose workers each send their own results"
-        )
+    topology = summary.get("topology", "flat")
     try:
         code = build(summary["scheme"], **summary["scheme_params"])
     except (KeyError, ValueError) as error:
@@ -159,6 +184,10 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
         raise ObservationError(
             f"{where}/{LOG_FILE}: no iteration after the first {skip} (it has {len(records)})"
         )
+    if topology == "tree":
+        return _tree_run(where, summary, code, kept, dict(stragglers))
+    if topology == "ring":
+        return _ring_run(where, summary, code, kept, dict(stragglers))
     injected_any = any(m.get("injected_comm", 0.0) > 0 for r in kept for m in r.get("messages", []))
     comm_observed = one_clock or injected_any
     per_worker = tuple(WorkerObservations() for _ in range(code.n))
@@ -235,6 +264,172 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
         finish=tuple(finish),
         features=int(summary.get("data", {}).get("features", 0)),
         links=summary.get("communication", {}).get("mode") == "links",
+    )
+
+
+def _tree_run(
+    where: str,
+    summary: dict[str, Any],
+    code: GradientCode,
+    kept: list[dict[str, Any]],
+    injected: dict[str, Any],
+) -> RunObservations:
+    """A tree run's observations from its ``nodes.jsonl`` (see the module docstring)."""
+    tree = cast(TreeCode, code)
+    nodes = read_nodes(where)
+    if not nodes:
+        raise ObservationError(
+            f"{where}/{NODES_FILE}: not found; a tree run's nodes are observed only there "
+            "(runs of gradcode before it was written: run again)"
+        )
+    features = int(summary.get("data", {}).get("features", 0))
+    subsets = [code.data_fraction(node) * code.n for node in range(code.n)]
+    rows = {t: {row["worker"]: row for row in entries} for t, entries in nodes.items()}
+    comm_observed = any(
+        row["injected_comm"] > 0 for r in kept for row in rows.get(int(r["iteration"]), {}).values()
+    )
+    per_worker = tuple(WorkerObservations() for _ in range(code.n))
+    overhead, measured, finish = [], [], []
+    shape = (len(kept), code.n)
+    link, x, budget = np.zeros(shape), np.full(shape, np.nan), np.full(shape, np.inf)
+    present, offset = np.zeros(shape, dtype=bool), np.zeros(shape)
+    for i, record in enumerate(kept):
+        t = int(record["iteration"])
+        if t not in rows or not rows[t]:
+            raise ObservationError(f"{where}/{NODES_FILE}: no nodes of iteration {t}")
+        ready = np.full((1, code.n), np.inf)
+        for node, row in sorted(rows[t].items()):
+            present[i, node] = True
+            link[i, node] = row["injected_comm"]
+            budget[i, node] = row["budget"]
+            if row["complete"]:
+                x[i, node] = row["work"] / subsets[node]
+            fraction = row["width"] / features if features else 1.0
+            _add(
+                per_worker[node],
+                t,
+                subsets[node],
+                fraction,
+                row,
+                comm_observed,
+            )
+            if row["complete"]:
+                ready[0, node] = row["work"] + row["injected_comm"]
+        completion = float(tree_outcome(tree, ready, 0.0).times[0])
+        offset[i] = budget[i] - completion
+        measured.append(float(record["iteration_time"]))
+        overhead.append(measured[-1] - completion)
+        finish.append(measured[-1] - float(record["wait_time"]))
+    iterations = TreeIterations(
+        tree, np.array(subsets), link, np.where(present, offset, 0.0), x, budget, present
+    )
+    return replace(
+        _without_links(
+            where,
+            summary,
+            code,
+            kept,
+            injected,
+            comm_observed,
+            per_worker,
+            overhead,
+            measured,
+            finish,
+        ),
+        tree=iterations,
+    )
+
+
+def _ring_run(
+    where: str,
+    summary: dict[str, Any],
+    code: GradientCode,
+    kept: list[dict[str, Any]],
+    injected: dict[str, Any],
+) -> RunObservations:
+    """A ring run's observations: every worker reports every iteration (see the module
+    docstring)."""
+    features = int(summary.get("data", {}).get("features", 0))
+    comm_observed = any(m.get("injected_comm", 0.0) > 0 for r in kept for m in r["messages"])
+    per_worker = tuple(WorkerObservations() for _ in range(code.n))
+    overhead, measured, finish = [], [], []
+    for record in kept:
+        t = int(record["iteration"])
+        last = 0.0
+        for message in record["messages"]:
+            worker = int(message["worker"])
+            # the explicit ring's link delay is T2 times the chunks it sent, 2 (n - 1) / n
+            # vectors: the bytes it received over the steps, as many as it sent
+            fraction = message.get("step_bytes", 0) / (MODEL_FLOAT_BYTES * features)
+            work = message["compute"] + message["injected_compute"]
+            row = {
+                "complete": True,
+                "work": work,
+                "budget": math.inf,  # a ring waits for every worker: nothing is cut short
+                "injected_comm": message.get("injected_comm", 0.0),
+            }
+            _add(per_worker[worker], t, 1.0, fraction, row, comm_observed and fraction > 0)
+            last = max(last, work + row["injected_comm"])
+        measured.append(float(record["iteration_time"]))
+        overhead.append(measured[-1] - last)  # a ring is done when its last worker is
+        finish.append(0.0)
+    return _without_links(
+        where, summary, code, kept, injected, comm_observed, per_worker, overhead, measured, finish
+    )
+
+
+def _add(
+    obs: WorkerObservations,
+    t: int,
+    subsets: float,
+    fraction: float,
+    row: dict[str, Any],
+    comm: bool,
+) -> None:
+    """One node's iteration: its computation complete within its ``budget`` (the threshold,
+    on the computation alone) or censored at it; ``x2`` its link delay, drawn either way."""
+    obs.iteration.append(t)
+    obs.subsets.append(subsets)
+    obs.fraction.append(fraction)
+    obs.threshold.append(max(row["budget"], 0.0))
+    obs.observed.append(bool(row["complete"]))
+    obs.compute.append(row["work"] / subsets if row["complete"] else math.nan)
+    obs.comm.append(row["injected_comm"] / fraction if comm and fraction > 0 else math.nan)
+
+
+def _without_links(
+    where: str,
+    summary: dict[str, Any],
+    code: GradientCode,
+    kept: list[dict[str, Any]],
+    injected: dict[str, Any],
+    comm_observed: bool,
+    per_worker: tuple[WorkerObservations, ...],
+    overhead: list[float],
+    measured: list[float],
+    finish: list[float],
+) -> RunObservations:
+    """A tree or ring run's ``RunObservations``: its links are not fitted (a flat run's are)."""
+    return RunObservations(
+        directory=where,
+        scheme=summary["scheme"],
+        params=dict(summary["scheme_params"]),
+        workers=code.n,
+        one_clock=bool(summary.get("transfer_timing", {}).get("comparable", False)),
+        comm_observed=comm_observed,
+        iterations=len(kept),
+        per_worker=per_worker,
+        overhead=tuple(overhead),
+        measured=tuple(measured),
+        upload_rate=(None,) * code.n,
+        download_rate=None,
+        model_received=(None,) * code.n,
+        injected=injected,
+        start_order=None,
+        finish=tuple(finish),
+        features=int(summary.get("data", {}).get("features", 0)),
+        links=summary.get("communication", {}).get("mode") == "links",
+        topology=summary.get("topology", "flat"),
     )
 
 

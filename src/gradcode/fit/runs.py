@@ -34,15 +34,18 @@ models (in their own units) for comparison.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gradcode.codes import build
 from gradcode.errors import UserError
 from gradcode.fit.observations import RunObservations, pooled, read_runs
+from gradcode.fit.replay import TreeIterations, tree_ks
 from gradcode.fit.shifted_exponential import (
+    COMPONENTS,
     ComponentFit,
     FitError,
     Sample,
@@ -51,6 +54,7 @@ from gradcode.fit.shifted_exponential import (
     fit_times,
 )
 from gradcode.sim.stats import Moments
+from gradcode.timing import TimingModel, model_from_spec
 from gradcode.train.protocol import H
 
 PER_WORKER_CHOICES = ("auto", "yes", "no")
@@ -170,9 +174,10 @@ class FittedModel:
     def spec(self, *, name: str = "fitted") -> dict[str, Any]:
         """The simulation spec (see the module docstring)."""
         schemes, seen = [], set()
+        model = model_from_spec(self.model, self.parameters())
         for run in self.runs:
             key = (run.scheme, tuple(sorted(run.params.items(), key=lambda item: item[0])))
-            if repr(key) in seen:
+            if repr(key) in seen or not _simulated(model, run):
                 continue
             seen.add(repr(key))
             schemes.append(
@@ -182,6 +187,8 @@ class FittedModel:
                     "label": Path(run.directory).name,
                 }
             )
+        if not schemes:  # e.g. a ring, which the master-worker model does not simulate
+            schemes.append({"scheme": "uncoded", "params": {"n": self.workers}, "label": "uncoded"})
         return {
             "name": name,
             "description": (
@@ -267,25 +274,32 @@ def fit_runs(
             "injected) but other runs' is; fit them separately"
         )
     comm = all(with_comm)
-    on_links = [run.links and run.one_clock for run in runs]
+    separable = [run.separable for run in runs]
+    if any(separable) and not all(separable):
+        apart = runs[separable.index(True)]
+        raise UserError(
+            f"{apart.directory}: a {apart.topology} run observes the computation and the link "
+            "delay apart, a flat run only their sum; fit them separately"
+        )
+    fit = _fit_separable if all(separable) else _fit_joint
+    on_links = [run.links and run.one_clock and run.topology == "flat" for run in runs]
     if model == "auto":
         model = "shared-links" if all(on_links) else "master-worker"
     elif model == "shared-links" and not all(on_links):
         other = runs[on_links.index(False)]
         raise UserError(
-            f"{other.directory}: not a run over real links with one clock; the shared-links "
-            "model needs the links' measured transfers"
+            f"{other.directory}: not a flat run over real links with one clock; the "
+            "shared-links model needs the links' measured transfers"
         )
     rng = np.random.default_rng(seed)
-    pooled_fit = fit_times(
-        _sample(pooled(runs), comm), confidence=confidence, bootstrap=bootstrap, rng=rng
-    )
+    pooled_fit = fit(pooled(runs), comm, confidence=confidence, bootstrap=bootstrap, rng=rng)
+    trees = [run.tree for run in runs if run.tree is not None]
+    if trees and len(trees) == len(runs):
+        pooled_fit = _replayed(pooled_fit, trees, None, bootstrap, rng)
     workers = runs[0].workers
     # the workers differ only in what the spec's model uses (on shared links: the compute)
-    samples = [
-        _sample(pooled(runs, [worker]), comm and model == "master-worker")
-        for worker in range(workers)
-    ]
+    per_worker_comm = comm and model == "master-worker" and not all(separable)
+    samples = [_sample(pooled(runs, [worker]), per_worker_comm) for worker in range(workers)]
     homogeneity: dict[str, Any]
     try:
         test = compare_groups(samples)
@@ -299,9 +313,14 @@ def fit_runs(
     by_worker = None
     if per_worker == "yes" or (per_worker == "auto" and differ):
         by_worker = tuple(
-            fit_times(sample, confidence=confidence, bootstrap=bootstrap, rng=rng)
-            for sample in samples
+            fit(pooled(runs, [worker]), comm, confidence=confidence, bootstrap=bootstrap, rng=rng)
+            for worker in range(workers)
         )
+        if trees and len(trees) == len(runs):
+            by_worker = tuple(
+                _replayed(one, trees, [worker], bootstrap, rng)
+                for worker, one in enumerate(by_worker)
+            )
     overheads = Moments()
     overheads.add(np.concatenate([np.asarray(run.overhead) for run in runs]))
     return FittedModel(
@@ -317,6 +336,66 @@ def fit_runs(
         model=model,
         finish=float(np.mean(np.concatenate([np.asarray(run.finish) for run in runs]))),
     )
+
+
+def _simulated(model: TimingModel, run: RunObservations) -> bool:
+    """Whether ``model`` simulates the run's code (its ``check`` accepts it)."""
+    try:
+        model.check(build(run.scheme, **run.params))
+    except ValueError:
+        return False
+    return True
+
+
+def _fit_joint(arrays: dict[str, np.ndarray], comm: bool, **options: Any) -> TimesFit:
+    """Flat runs: ``X1`` and ``X2`` through their sum, censored together."""
+    return fit_times(_sample(arrays, comm), **options)
+
+
+def _fit_separable(arrays: dict[str, np.ndarray], comm: bool, **options: Any) -> TimesFit:
+    """Tree and ring runs: ``X1`` censored at its ``threshold`` alone, ``X2`` complete wherever
+    observed, fitted apart (their likelihood factorises), as one ``TimesFit``."""
+    # the next model's arrival censors a node: a fixed threshold, not the count rule of a
+    # master that waits for its fastest workers (so no iteration labels to replay)
+    compute = fit_times(replace(_sample(arrays, False), iteration=None), **options)
+    if not comm:
+        return compute
+    seen = np.isfinite(arrays["comm"])
+    link = Sample(
+        subsets=arrays["fraction"][seen],  # q X2: X2 scaled like a computation of q subsets
+        fraction=np.zeros(int(seen.sum())),
+        threshold=np.full(int(seen.sum()), np.inf),
+        observed=np.ones(int(seen.sum()), dtype=bool),
+        compute=arrays["comm"][seen],
+    )
+    try:
+        link_fit = fit_times(link, **options)
+    except FitError as error:
+        raise FitError(str(error).replace("compute:", "communication:", 1)) from None
+    return TimesFit(
+        compute=compute.compute,
+        comm=replace(link_fit.compute, name=COMPONENTS[1]),
+        loglik=compute.loglik + link_fit.loglik,
+        observations=compute.observations,
+        censored=compute.censored,
+        confidence=compute.confidence,
+        bootstrap=compute.bootstrap,
+    )
+
+
+def _replayed(
+    fit: TimesFit,
+    trees: Sequence[TreeIterations],
+    workers: Sequence[int] | None,
+    bootstrap: int,
+    rng: np.random.Generator,
+) -> TimesFit:
+    """``fit`` with its computation's KS distance and p-value from ``replay.tree_ks``."""
+    compute = fit.compute
+    ks, pvalue = tree_ks(
+        trees, compute.shift, compute.rate, workers=workers, replicates=bootstrap, rng=rng
+    )
+    return replace(fit, compute=replace(compute, ks=ks, ks_pvalue=pvalue))
 
 
 def _sample(arrays: dict[str, np.ndarray], comm: bool) -> Sample:

@@ -1,8 +1,8 @@
 """The workflow's fit studies (config ``fit``): fit runs, recommend a code, run it, compare.
 
-A study names the training runs it calibrates on (``calibrate``: run ids of the config, flat
-codes with one number of workers) and the limits of the recommendation. The workflow
-(``workflow/rules/fit.smk``) then writes, under ``results/fit/<study>/``:
+A study names the training runs it calibrates on (``calibrate``: run ids of the config, all flat
+or all tree and ring runs, with one number of workers) and the limits of the recommendation.
+The workflow (``workflow/rules/fit.smk``) then writes, under ``results/fit/<study>/``:
 
 - ``fitted.yaml``: ``gradcode timing fit`` of the calibration runs;
 - ``recommend.json``: ``gradcode codes recommend --spec fitted.yaml --n N --json``;
@@ -107,21 +107,23 @@ def collect_studies(config: Mapping[str, Any], runs: TrainingRuns) -> dict[str, 
     for name, entry in config.items():
         where = f"config fit.{name}"
         calibrate = tuple(entry["calibrate"])
-        sizes = set()
+        sizes, kinds = set(), set()
         for run in calibrate:
             if run not in runs.runs:
                 known = ", ".join(sorted(runs.runs)) or "none"
                 raise ValueError(f"{where}.calibrate: no run {run!r} in the config ({known})")
             plan = runs.plan(run)
-            if plan.topology != "flat":
-                raise ValueError(
-                    f"{where}.calibrate: {run} is a {plan.topology} run; the fit reads flat runs"
-                )
+            kinds.add("flat" if plan.topology == "flat" else "tree or ring")
             if runs.runs[run][1].get("faults"):
                 raise ValueError(
                     f"{where}.calibrate: {run} has faults; calibrate on runs of a healthy cluster"
                 )
             sizes.add(plan.workers)
+        if len(kinds) > 1:
+            raise ValueError(
+                f"{where}.calibrate: mixes flat runs and tree or ring runs, which observe the "
+                "computation and the link delay apart; a fit reads one kind"
+            )
         if len(sizes) > 1:
             raise ValueError(
                 f"{where}.calibrate: runs of {sorted(sizes)} workers; a fit is of one cluster size"

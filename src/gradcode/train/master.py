@@ -48,7 +48,7 @@ import numpy as np
 
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER, TreeCode
-from gradcode.train import protocol
+from gradcode.train import nodelog, protocol
 from gradcode.train.failures import CannotContinue, alive_decodable
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
@@ -125,6 +125,8 @@ class Master:
         )
         self.port.close()
         self.session.stale += self.port.stale
+        if self.tree is not None:
+            self._write_nodes(reports)
         replacements = {"replacements": self.spares.records()} if self.spares else {}
         return (
             {
@@ -134,6 +136,13 @@ class Master:
             | self._relays(reports)
             | replacements
         )
+
+    def _write_nodes(self, reports: dict[int, np.ndarray]) -> None:
+        """A tree run's ``nodes.jsonl`` from the rows after ``RELAY_FIELDS`` in the ``DONE``
+        reports (``gradcode.train.nodelog``)."""
+        start = 2 + len(RELAY_FIELDS)
+        rows = [row for report in reports.values() for row in nodelog.decode(report[start:])]
+        nodelog.write_nodes(self.session.out, rows, keep_below=self.session.start)
 
     def _relays(self, reports: dict[int, np.ndarray]) -> dict[str, Any]:
         """``relay_transfers``: what every tree parent measured of its children's messages

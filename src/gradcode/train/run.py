@@ -60,6 +60,7 @@ from gradcode.train.log import (
     write_json,
 )
 from gradcode.train.node import describe_rank, summarize_ranks
+from gradcode.train.nodelog import NODES_FILE
 from gradcode.train.plan import CODED_DATA, Plan, build_plan, check_world
 from gradcode.train.runtime import RankContext, flat_links
 from gradcode.train.session import CHECKPOINT_DIR, Session, peak_rss_mib
@@ -139,7 +140,7 @@ def check_mpi(config: RunConfig) -> None:
 
 def discard_outputs(out: Path) -> None:
     """Remove what a previous run wrote into ``out`` (and nothing else)."""
-    for name in (LOG_FILE, SUMMARY_FILE, MODEL_FILE, TRAJECTORY_FILE, RANKS_FILE):
+    for name in (LOG_FILE, SUMMARY_FILE, MODEL_FILE, TRAJECTORY_FILE, RANKS_FILE, NODES_FILE):
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
 

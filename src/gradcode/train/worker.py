@@ -18,7 +18,9 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
 
 A tree parent keeps ``RelayStats`` of its children's messages (count, bytes, measured transfer
 times) and appends them to its ``DONE`` report; the master puts them in ``summary.json``
-(``relay_transfers``).
+(``relay_transfers``). Every tree node also keeps its row of every iteration it began
+(``gradcode.train.nodelog``: its own work, complete or cut short, and its message's injected
+link delay) and appends them too; the master writes them as ``nodes.jsonl``.
 
 Shutdown: on ``STOP`` from the master the worker stops computing, lets its pending sends
 complete (receivers keep draining) and answers ``DONE``; it keeps draining its own receives
@@ -41,6 +43,7 @@ from mpi4py import MPI
 
 from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
+from gradcode.train.nodelog import NodeLog
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.transport import (
@@ -113,6 +116,7 @@ class Worker:
         self.forwards = SendSet(self.failures)
         self.port: ResultPort | None = None
         self.relay = RelayStats()
+        self.nodelog = NodeLog(self.worker) if self.tree else None
         if links.children:
             sources = list(range(1, len(links.children) + 1))
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
@@ -221,6 +225,7 @@ class Worker:
     def _stop(self) -> None:
         """``STOP`` came after the last model: drop the work, pass ``STOP`` on to children."""
         self.stopping = True
+        self._log_node(clock())
         self.job = None
         self.outbox.drop_before(1 << 62, clock())
         for child_rank in range(1, len(self.links.children) + 1):
@@ -235,6 +240,7 @@ class Worker:
         if self.job is not None and self.port is not None:
             for result in self.job.children.values():
                 self.port.release(result)
+        self._log_node(now)
         self.job = None
         if self.persistent or (self.silent_from is not None and iteration >= self.silent_from):
             return  # never answers (and, in a tree, takes its subtree down with it)
@@ -263,6 +269,23 @@ class Worker:
             return
         if self.tree and not job.sent_up:
             self._try_send_up(job, now)
+
+    def _log_node(self, now: float) -> None:
+        """A tree node's row of ``nodes.jsonl`` for its job, which a newer model or ``STOP``
+        ends at ``now``: complete when its own partials were done by then, else censored."""
+        job = self.job
+        if self.nodelog is None or job is None:
+            return
+        done = job.next_partition == len(self.parts) and now >= job.own_ready
+        self.nodelog.add(
+            job.iteration,
+            complete=done,
+            work=job.measured + job.injected,
+            elapsed=(job.own_ready if done else now) - job.start,
+            budget=now - job.start,
+            injected_comm=job.comm_delay * self.width / self.features,
+            width=self.width,
+        )
 
     def _compute_next(self, job: _Job) -> None:
         """Compute one partition, then queue every message whose prefix it completes."""
@@ -335,6 +358,7 @@ class Worker:
 
     def _send_done(self) -> None:
         stale = float(self.port.stale) if self.port is not None else 0.0
-        report = np.array([stale, float(self.outbox.sent), *self.relay.values()])
+        nodes = self.nodelog.encode() if self.nodelog is not None else np.empty(0)
+        report = np.concatenate([[stale, float(self.outbox.sent), *self.relay.values()], nodes])
         self._done_buffer = report
         self.done_sent = self.links.world.Isend([report, MPI.DOUBLE], dest=0, tag=protocol.DONE)
