@@ -209,6 +209,11 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     assert params["a"] == pytest.approx(TRUTH["t1"], abs=0.002)
     assert params["overhead"] == pytest.approx(0.002)  # after the decodable set: the master's
     assert params["header_bytes"] == BYTES - 8 * FEATURES
+    links = fitted.report()["link_rates"]
+    # every transfer took exactly bytes / RATE here: a rate, but no spread to bound it with
+    assert links["workers"][0]["bytes_per_second"] == pytest.approx(RATE)
+    assert links["workers"][0]["interval"] is None and "constant" in links["workers"][0]["reason"]
+    assert links["master"]["interval"] == pytest.approx([params["master_rate"]] * 2)
     load_spec(fitted.spec(), origin="fitted")
     forced = fit_runs([run], bootstrap=20, model="master-worker")
     assert forced.spec()["model"] == "master-worker"

@@ -64,12 +64,13 @@ def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
     lines.append(f"overhead      {fitted.overhead:.4g} s [{low:.4g}, {high:.4g}] per iteration")
     lines.append(f"model         {fitted.model}")
     if fitted.model == "shared-links":
-        links = fitted.links()
-        rate = links["rate"]
-        shown = f"{rate:.4g}" if isinstance(rate, float) else ", ".join(f"{r:.4g}" for r in rate)
+        workers, master = fitted.link_rates()
+        level = f"{fitted.confidence:.0%}"
+        for worker, link in enumerate(workers):
+            lines.append(f"link {worker:<8} {link.describe()} B/s ({link.measured} transfers)")
         lines.append(
-            f"links         workers {shown} B/s, master {links['master_rate']:.4g} B/s "
-            "(payload; T2 not used)"
+            f"master port   {master.describe()} B/s ({master.measured} iterations; payload; "
+            f"intervals at {level}; T2 not used)"
         )
     homogeneity = fitted.homogeneity
     if homogeneity.get("tested"):

@@ -151,6 +151,10 @@ class RunObservations:
     links: bool
     #: the code's ``topology``: ``flat``, ``tree`` or ``ring``
     topology: str = "flat"
+    #: per worker, every result's transfer time per payload byte (one clock; ``fit.links``)
+    upload_seconds_per_byte: tuple[tuple[float, ...], ...] = ()
+    #: per iteration, the master's sending rate of the model (one clock; ``fit.links``)
+    downloads: tuple[float, ...] = ()
     #: a tree run's iterations, for the KS bootstrap that replays its decision
     tree: TreeIterations | None = None
 
@@ -258,6 +262,8 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
         measured=tuple(measured),
         upload_rate=tuple(float(max(r)) if r else None for r in rates),
         download_rate=float(np.median(downloads)) if downloads else None,
+        upload_seconds_per_byte=tuple(tuple(1.0 / rate for rate in r) for r in rates),
+        downloads=tuple(downloads),
         model_received=tuple(float(np.median(r)) if r else None for r in received),
         injected=dict(stragglers),
         start_order=tuple(np.median(orders, axis=0).tolist()) if orders else None,

@@ -42,6 +42,7 @@ import numpy as np
 
 from gradcode.codes import build
 from gradcode.errors import UserError
+from gradcode.fit.links import LinkRate, master_link, result_link
 from gradcode.fit.observations import RunObservations, pooled, read_runs
 from gradcode.fit.replay import TreeIterations, tree_ks
 from gradcode.fit.shifted_exponential import (
@@ -132,21 +133,26 @@ class FittedModel:
         params["overhead"] = overhead
         return params
 
-    def links(self) -> dict[str, Any]:
-        """The fitted link rates (bytes per second): ``rate`` (per worker when the workers
-        were fitted one by one, else their median) and ``master_rate``."""
-        per_worker = []
+    def link_rates(self) -> tuple[list[LinkRate], LinkRate]:
+        """Every worker's link and the master's port, with intervals (``gradcode.fit.links``)."""
+        workers = []
         for worker in range(self.workers):
-            seen = [run.upload_rate[worker] for run in self.runs]
-            rates = [rate for rate in seen if rate is not None]
-            if not rates:
+            seen = [x for run in self.runs for x in run.upload_seconds_per_byte[worker]]
+            if not seen:
                 raise UserError(
                     f"worker {worker}: no measured transfer in any run; the links cannot be fitted"
                 )
-            per_worker.append(max(rates))
-        downloads = [run.download_rate for run in self.runs if run.download_rate is not None]
+            workers.append(result_link(seen, self.confidence))
+        downloads = [rate for run in self.runs for rate in run.downloads]
         if not downloads:
             raise UserError("no model download measured in any run; the links cannot be fitted")
+        return workers, master_link(downloads, self.confidence)
+
+    def links(self) -> dict[str, Any]:
+        """The fitted link rates (bytes per second): ``rate`` (per worker when the workers
+        were fitted one by one, else their median) and ``master_rate``."""
+        workers, master = self.link_rates()
+        per_worker = [link.rate for link in workers]
         orders = [run.start_order for run in self.runs if run.start_order is not None]
         if not orders:
             raise UserError(
@@ -156,8 +162,22 @@ class FittedModel:
         rate: Any = per_worker if self.per_worker is not None else float(np.median(per_worker))
         return {
             "rate": rate,
-            "master_rate": float(np.median(downloads)),
+            "master_rate": master.rate,
             "starts": np.median(orders, axis=0).tolist(),
+        }
+
+    def _link_report(self) -> dict[str, Any] | None:
+        """The links with intervals, where the runs measured them (one clock, flat)."""
+        if not all(run.upload_seconds_per_byte and run.downloads for run in self.runs):
+            return None
+        try:
+            workers, master = self.link_rates()
+        except UserError:
+            return None
+        return {
+            "confidence": self.confidence,
+            "workers": [link.as_dict() for link in workers],
+            "master": master.as_dict(),
         }
 
     def rejected(self) -> list[str]:
@@ -219,6 +239,7 @@ class FittedModel:
                 "by_run": {run.directory: float(np.mean(run.overhead)) for run in self.runs},
             },
             "model": self.model,
+            "link_rates": self._link_report(),
             "links": {
                 run.directory: {
                     "upload_bytes_per_second": list(run.upload_rate),
