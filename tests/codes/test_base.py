@@ -86,14 +86,16 @@ def test_linear_combination_in_place_on_row_views():
 
 
 @pytest.mark.parametrize(
-    ("m", "count", "width"), [(1, 4, 50), (2, 3, 9), (3, 5, 7), (4, 3, 9000), (9, 40, 8193)]
+    ("m", "count", "width"),
+    [(1, 4, 50), (2, 3, 9), (2, 7, 3001), (3, 5, 7), (4, 3, 9000), (9, 40, 8193)],
 )
 def test_combine_chunks_reads_every_vector_once_and_matches_the_sums(monkeypatch, m, count, width):
     from gradcode.codes import base
 
-    # small blocks: the widths above span one, several and a ragged last block
+    # small blocks (1024 columns): the widths above span one, several and a ragged last block;
+    # m = 1 takes linear_combination, m >= 2 the gathered blocks
     monkeypatch.setattr(base, "CHUNK_BLOCK_BYTES", 8 * 1024 * count)
-    monkeypatch.setattr(base, "BLOCKED_FROM_CHUNKS", 3)
+    assert base.BLOCKED_FROM_CHUNKS == 2
     rng = np.random.default_rng(m * 100 + count)
     vectors = [rng.standard_normal(width) for _ in range(count)]
     coefficients = rng.standard_normal((m, count))

@@ -12,7 +12,7 @@ from gradcode.recommend import RecommendError, recommend
 from gradcode.recommend.rank import FINAL, SCREENING
 from gradcode.sim import load_spec, simulate
 from gradcode.timing import model_from_spec
-from tests.recommend.conftest import FAST, TABLE3
+from tests.recommend.conftest import FAST, TABLE3, ranking_value
 
 
 def test_strong_stragglers_favour_coded_schemes_over_uncoded(table3_rec):
@@ -57,7 +57,7 @@ def test_without_straggling_the_least_loaded_codes_win():
 
 def test_ranking_matches_an_independent_simulate_run(table3, table3_rec):
     """Final rows are exactly what ``simulate`` gives for the same codes, trials and seed, and
-    their order is the order of those independent means."""
+    they are ordered by exact expected time where the code has one, else by those means."""
     finals = [row for row in table3_rec.ranked if row.stage == FINAL]
     assert len(finals) >= 5
     spec = load_spec(
@@ -76,8 +76,9 @@ def test_ranking_matches_an_independent_simulate_run(table3, table3_rec):
             theirs.ci_high,
         )
         assert mine.result.messages == theirs.messages
-    means = [row.mean_time for row in rows]
-    assert means == sorted(means)
+    # ordered by exact expected time where the code has one, else by these means
+    keys = [ranking_value(mine, table3_rec) for mine in finals]
+    assert keys == sorted(keys)
 
 
 def test_two_stages_say_which_row_had_how_many_trials(table3_rec):
@@ -103,7 +104,10 @@ def test_equal_codes_are_named_and_the_tie_compares_the_next_different_one(table
         assert tree in rec.equivalents
     second = rec.runner_up
     assert second.result.mean_time != rec.best.result.mean_time
-    assert rec.tie == (second.result.ci_low <= rec.best.result.ci_high)
+    if rec.best.exact_time is not None and second.exact_time is not None:
+        assert rec.tie == (second.exact_time == pytest.approx(rec.best.exact_time, rel=1e-9))
+    else:
+        assert rec.tie == (second.result.ci_low <= rec.best.result.ci_high)
 
 
 def test_approximate_codes_are_apart_and_unranked(table3_rec):
@@ -112,8 +116,8 @@ def test_approximate_codes_are_apart_and_unranked(table3_rec):
     assert {r.scheme for r in rec.approximate} == {"berrut", "ignore-stragglers"}
     assert all(r.code.exact for r in rec.ranked)
     assert [r.rank for r in rec.ranked] == list(range(1, len(rec.ranked) + 1))
-    means = [r.result.mean_time for r in rec.ranked]
-    assert means == sorted(means)
+    keys = [ranking_value(r, rec) for r in rec.ranked]
+    assert keys == sorted(keys)
 
 
 @pytest.mark.parametrize(

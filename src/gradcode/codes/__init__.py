@@ -11,12 +11,14 @@ from gradcode.codes.base import (
     NotDecodableError,
     Pattern,
 )
+from gradcode.codes.completion import CompletionRule
 from gradcode.codes.registry import available, build, register, scheme_class
 from gradcode.codes.tree import MASTER, TreeCode
 
 __all__ = [
     "MASTER",
     "Capabilities",
+    "CompletionRule",
     "DecodeResult",
     "GradientCode",
     "LinearCode",

@@ -56,6 +56,7 @@ import numpy as np
 from scipy.linalg.blas import daxpy as _daxpy
 
 from gradcode.blas import single_threaded_blas
+from gradcode.codes.completion import CompletionRule
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
 
@@ -324,6 +325,14 @@ class GradientCode(ABC):
         """Smallest number of workers whose messages can suffice in the worst case."""
         return self.n - self.s
 
+    def completion_rule(self) -> CompletionRule | None:
+        """The decodability rule as groups of message keys and counts (``CompletionRule``:
+        decodable once ``needed[g]`` messages of every group ``g`` arrived), for closed-form
+        expected times; ``None`` (the default) where the rule is not of that form or not
+        declared. A declared rule must give ``completion_times`` (the conformance kit checks).
+        """
+        return None
+
     # -- data coding (capabilities.codes_data) ----------------------------------------------
     def encode_data(
         self, X_parts: Sequence[np.ndarray], y_parts: Sequence[np.ndarray]
@@ -498,12 +507,16 @@ def linear_combination(
         return _linear_combination(out, coefficients, vectors)
 
 
-#: bytes of the messages' columns that ``combine_chunks`` gathers per block (in the L3 cache;
-#: smaller blocks cost more Python calls than they save, measured at l = 10^6)
-CHUNK_BLOCK_BYTES = 1 << 22
-#: from this many chunks on, ``combine_chunks`` multiplies gathered blocks; below it, one pass
-#: of ``linear_combination`` per chunk is faster (measured: m = 2 at n = 20 and 40)
-BLOCKED_FROM_CHUNKS = 3
+#: bytes of the messages' columns that ``combine_chunks`` gathers per block: the block and the
+#: block of the output stay in a 2 MB L2 cache, where the product runs near the dgemm peak (36
+#: messages, m = 9: 56 GFlop/s at 512 KB blocks, 32 at 1 MB, 20 at 4 MB, the size used before).
+#: Smaller blocks cost more Python calls (about 6 us a block at 36 messages) than they save.
+CHUNK_BLOCK_BYTES = 1 << 19
+#: fewest columns per block, which bounds the Python calls when there are many messages
+MIN_BLOCK_COLUMNS = 512
+#: from this many chunks on, ``combine_chunks`` multiplies gathered blocks; below it (m = 1)
+#: ``linear_combination`` is faster (0.95x the memory floor against 1.1-1.3x at n = 20, 40)
+BLOCKED_FROM_CHUNKS = 2
 
 
 def combine_chunks(
@@ -512,11 +525,14 @@ def combine_chunks(
     """``out[u] = sum_r coefficients[u, r] * vectors[r]`` for every chunk ``u``, in place.
 
     Shapes: ``out`` ``(m, width)``, ``coefficients`` ``(m, N)``, ``vectors`` ``N`` arrays
-    ``(width,)``. One ``linear_combination`` per chunk reads every vector ``m`` times; from
-    ``BLOCKED_FROM_CHUNKS`` chunks on, column blocks of the vectors are gathered into a
-    cache-sized matrix and multiplied by ``coefficients`` (a small matrix product), so each
-    vector is read from memory once (``benchmarks/decode_cost.py``: paper 000's codes at
-    n = 20, m = 4: 2.5x the memory floor, was 4.0x; m = 9: 4.1x, was 6.9x).
+    ``(width,)``. One ``linear_combination`` per chunk would read every vector ``m`` times;
+    from ``BLOCKED_FROM_CHUNKS`` chunks on, L2-sized column blocks of the vectors are gathered
+    into one matrix and multiplied by ``coefficients`` straight into ``out``'s columns, so each
+    vector is read from memory once. The decode then costs the gather (a copy of the messages,
+    1.2-1.4x the time of reading them) plus the ``2 m N width`` flops of the products, which at
+    m = 9 take 0.6-0.7x the memory floor on their own (``benchmarks/decode_cost.py``, paper
+    000's codes, the same run, ratios to the memory floor: n = 20, m = 2, 4, 9: 1.06, 0.93,
+    1.72, were 1.86, 1.95, 3.37; n = 40, m = 2, 4, 9: 1.22, 1.32, 1.93, were 1.86, 1.91, 3.61).
     """
     m = coefficients.shape[0]
     if m < BLOCKED_FROM_CHUNKS:
@@ -524,16 +540,17 @@ def combine_chunks(
             linear_combination(out[chunk], coefficients[chunk], vectors)
         return out
     count, width = len(vectors), out.shape[1]
-    block = max(4096, CHUNK_BLOCK_BYTES // (8 * count))
-    gathered = np.empty((count, min(block, width)))
-    product = np.empty((m, min(block, width)))
+    block = max(MIN_BLOCK_COLUMNS, CHUNK_BLOCK_BYTES // (8 * count))
+    # one flat buffer: np.concatenate of the slices into it is the cheapest gather (np.stack
+    # adds a few us per block); matmul writes into the strided view of ``out`` through BLAS's
+    # leading dimension, with no product temporary to copy back (measured: 1 ms of 5 at m = 9)
+    gathered = np.empty(count * min(block, width))
     with single_threaded_blas():
         for start in range(0, width, block):
             stop = min(start + block, width)
-            columns, result = gathered[:, : stop - start], product[:, : stop - start]
-            np.stack([vector[start:stop] for vector in vectors], out=columns)
-            np.matmul(coefficients, columns, out=result)
-            out[:, start:stop] = result
+            columns = gathered[: count * (stop - start)]
+            np.concatenate([vector[start:stop] for vector in vectors], out=columns)
+            np.matmul(coefficients, columns.reshape(count, -1), out=out[:, start:stop])
     return out
 
 

@@ -79,6 +79,7 @@ from gradcode.codes.base import (
     order_statistic,
     require,
 )
+from gradcode.codes.completion import CompletionRule
 from gradcode.codes.heterogeneous import (
     UniversalPolynomialCode,
     cyclic_placement,
@@ -189,6 +190,10 @@ class BerrutCode(UniversalPolynomialCode):
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """The design waits for any ``n - s`` workers: that order statistic."""
         return order_statistic(self._arrivals(arrivals), self.n - self.s)
+
+    def completion_rule(self) -> CompletionRule:
+        """Any ``n - s`` of the ``n`` workers (the design's stopping rule)."""
+        return CompletionRule.any_of(self.all_message_keys(), self.n - self.s)
 
     def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
         """The design's stopping rule: at least ``n - s`` workers answered.

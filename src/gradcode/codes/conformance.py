@@ -24,6 +24,11 @@ Researchers run it on their own codes (``gradcode codes verify NAME --exhaustive
 ``completion_times``
     the code's ``completion_times`` (often vectorised) equals the generic rule built on
     ``is_decodable`` on random arrivals with ties and workers that never answer.
+``completion rule``
+    a code that declares a ``completion_rule()`` (groups of message keys and counts, used for
+    closed-form expected times by ``gradcode codes recommend``) names only its own message
+    keys, and the rule gives the code's own ``completion_times`` on the same random arrivals:
+    a declared rule cannot claim a faster (or slower) completion than the code delivers.
 ``parameters``
     ``build(code.name, **code.params())`` rebuilds the same assignment (run files, specs and
     the workflow rebuild codes from their parameters); only for codes the registry knows.
@@ -39,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import GradientCode, MessageKey, NotDecodableError, Pattern
+from gradcode.codes.completion import CompletionRule
 from gradcode.codes.verify import VerificationReport, gradient_length, verify
 
 #: relative error within which an exact code's decode counts as the sum
@@ -121,6 +127,7 @@ def check_conformance(
         _guarded("message lengths", _message_lengths, code, rng),
         _guarded("NotDecodableError contract", _decodable_contract, code, rng, subsets, tolerance),
         _guarded("completion_times", _completion_times, code, rng, trials),
+        _guarded("completion rule", _completion_rule, code, rng, trials),
         _guarded("parameters", _parameters, code),
     ]
     return report
@@ -304,6 +311,29 @@ def _completion_times(code: GradientCode, rng: np.random.Generator, trials: int)
             if len(problems) >= 5:
                 break
     return Check("completion_times", not problems, tuple(problems), f"{trials} random trials")
+
+
+def _completion_rule(code: GradientCode, rng: np.random.Generator, trials: int) -> Check:
+    rule = code.completion_rule()
+    if rule is None:
+        return Check("completion rule", True, (), "none declared")
+    if not isinstance(rule, CompletionRule):
+        return Check("completion rule", False, (f"returned {rule!r}, not a CompletionRule",))
+    keys = code.all_message_keys()
+    unknown = [key for group in rule.groups for key in group if key not in set(keys)]
+    if unknown:
+        return Check("completion rule", False, (f"names unknown message keys {unknown[:5]}",))
+    arrivals = rng.exponential(size=(trials, len(keys)))
+    arrivals[rng.random(arrivals.shape) < 0.15] = np.inf  # workers that never answer
+    arrivals[: max(1, trials // 10)] = np.round(arrivals[: max(1, trials // 10)], 1)  # ties
+    declared = rule.completion_times(keys, arrivals)
+    own = np.asarray(code.completion_times(arrivals))
+    problems = [
+        f"trial {trial}: the rule gives {declared[trial]:.6g}, completion_times {own[trial]:.6g}"
+        for trial in np.flatnonzero(declared != own)[:5]
+    ]
+    groups = f"{len(rule.groups)} group{'s' * (len(rule.groups) != 1)}"
+    return Check("completion rule", not problems, tuple(problems), f"{groups}, {trials} trials")
 
 
 def _parameters(code: GradientCode) -> Check:

@@ -44,6 +44,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from gradcode.codes.base import LinearCode, NotDecodableError, check_int, order_statistic, require
+from gradcode.codes.completion import CompletionRule
 
 
 class CyclicRepetition(LinearCode):
@@ -108,6 +109,10 @@ class CyclicRepetition(LinearCode):
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """Any ``n - s`` workers decode: the ``(n - s)``-th arrival."""
         return order_statistic(self._arrivals(arrivals), self.n - self.s)
+
+    def completion_rule(self) -> CompletionRule:
+        """Any ``n - s`` of the ``n`` workers."""
+        return CompletionRule.any_of(self.all_message_keys(), self.n - self.s)
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         """Any ``n - s`` distinct workers."""

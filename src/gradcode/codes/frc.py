@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.completion import CompletionRule
 
 
 class FractionalRepetition(LinearCode):
@@ -88,6 +89,11 @@ class FractionalRepetition(LinearCode):
         """One responder per group: the slowest group's fastest worker."""
         arrivals = self._arrivals(arrivals)
         return arrivals.reshape(len(arrivals), self.groups, self.s + 1).min(axis=2).max(axis=1)
+
+    def completion_rule(self) -> CompletionRule:
+        """One of each group of ``s + 1`` workers."""
+        groups = tuple(self.group_workers(g) for g in range(self.groups))
+        return CompletionRule(groups, (1,) * self.groups)
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         """At least one responder in every group."""

@@ -120,6 +120,7 @@ from gradcode.codes.base import (
     require,
     split_chunks,
 )
+from gradcode.codes.completion import CompletionRule
 from gradcode.lru import LRUCache
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
@@ -489,6 +490,11 @@ class InterpolationThreshold:
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """Any ``D + 1 + 2a`` workers decode: that order statistic of the arrivals."""
         return order_statistic(self._arrivals(arrivals), self._threshold)
+
+    def completion_rule(self) -> CompletionRule:
+        """Any ``D + 1 + 2a`` of the ``n`` workers."""
+        keys = self.all_message_keys()
+        return CompletionRule.any_of(keys, self._threshold)
 
     def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
         """At least ``D + 1 + 2a`` distinct workers answered: the interpolation rule of the

@@ -20,6 +20,7 @@ from gradcode.codes.base import (
     order_statistic,
     require,
 )
+from gradcode.codes.completion import CompletionRule
 
 
 class IgnoreStragglers(GradientCode):
@@ -52,6 +53,10 @@ class IgnoreStragglers(GradientCode):
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """Any ``n - s`` workers decode: the ``(n - s)``-th arrival."""
         return order_statistic(self._arrivals(arrivals), self.n - self.s)
+
+    def completion_rule(self) -> CompletionRule:
+        """Any ``n - s`` of the ``n`` workers."""
+        return CompletionRule.any_of(self.all_message_keys(), self.n - self.s)
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         return len(set(keys)) >= self.n - self.s

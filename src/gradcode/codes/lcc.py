@@ -66,6 +66,7 @@ from gradcode.codes.base import (
     order_statistic,
     require,
 )
+from gradcode.codes.completion import CompletionRule
 from gradcode.lru import LRUCache
 
 POINTS = ("chebyshev", "equispaced")
@@ -242,6 +243,10 @@ class LagrangeCode(GradientCode):
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """Any ``2k - 1`` workers decode: that order statistic of the arrivals."""
         return order_statistic(self._arrivals(arrivals), self.recovery_threshold)
+
+    def completion_rule(self) -> CompletionRule:
+        """Any ``2k - 1`` of the ``n`` workers."""
+        return CompletionRule.any_of(self.all_message_keys(), self.recovery_threshold)
 
     def decoding_coefficients(
         self, keys: Iterable[MessageKey]

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from gradcode.codes.base import LinearCode, NotDecodableError, check_int
+from gradcode.codes.completion import CompletionRule
 
 
 class Uncoded(LinearCode):
@@ -33,6 +34,10 @@ class Uncoded(LinearCode):
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """Everyone is needed: the last arrival."""
         return self._arrivals(arrivals).max(axis=1)
+
+    def completion_rule(self) -> CompletionRule:
+        """All ``n`` workers."""
+        return CompletionRule.any_of(self.all_message_keys(), self.n)
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         return set(range(self.n)) <= set(keys)

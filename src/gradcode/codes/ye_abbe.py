@@ -92,6 +92,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import LinearCode, NotDecodableError, check_int, order_statistic, require
+from gradcode.codes.completion import CompletionRule
 
 POINT_SETS = ("paper", "chebyshev")
 #: measured like ``YeAbbe.numerically_sound_up_to``, for ``points="chebyshev"``
@@ -277,6 +278,10 @@ class YeAbbe(LinearCode):
     def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
         """Any ``n - s`` workers decode: the ``(n - s)``-th arrival."""
         return order_statistic(self._arrivals(arrivals), self.n - self.s)
+
+    def completion_rule(self) -> CompletionRule:
+        """Any ``n - s`` of the ``n`` workers (``s = d - m``)."""
+        return CompletionRule.any_of(self.all_message_keys(), self.n - self.s)
 
     def is_decodable(self, keys: Iterable[int]) -> bool:
         """Any ``n - s`` distinct workers (``s = d - m``)."""

@@ -7,6 +7,9 @@ by expected time to a target training loss.
   ``target``, a ``TargetLoss``, also ``to_target``: the codes ranked by time to that loss);
 - ``target``: ``TargetLoss`` (a run file's training problem, the loss, the iterations and
   replicates), ``rank_to_target`` (the section for an existing ``Recommendation``);
+- ``exact``: exact expected times per iteration where a closed form holds (master-worker
+  model with identical workers, codes that declare a ``completion_rule``), beside the Monte
+  Carlo and ordering the ranking;
 - ``convergence``: coded gradient descent simulated serially under the timing model
   (``TrainingProblem``, ``exact_iterations``, ``simulate_to_target``);
 - ``candidates``: every registered scheme's configurations for ``n`` workers (grids, and

@@ -10,6 +10,13 @@ Two stages: every candidate is screened with ``--screen-trials`` trials, the lea
 ``--finalists`` fastest per section, and every code whose screening interval reaches the
 leader's) get ``--trials``; the output says which row had how many.
 
+Exact times: under the master-worker model with identical workers, every code that declares
+its decodability rule (``completion_rule``: any r of the n workers, or one of each group) and
+sends one message per worker also gets its exact expected time per iteration (column
+``exact``; the model's overhead included) beside the Monte Carlo mean and interval. Rows are
+ordered by the exact time where known, else by the Monte Carlo mean; ``-`` marks a code with
+no closed form (``gradcode.recommend.exact``).
+
 Time to a target loss: with ``--run RUN.yaml --target-loss L`` (both or neither) the codes are
 also ranked by expected time to training loss ``L`` on the run file's problem (its data, model
 and optimizer; its scheme and stragglers are not used): the ``--finalists`` fastest exact

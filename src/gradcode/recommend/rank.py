@@ -10,28 +10,45 @@ Steps:
 3. two-stage Monte Carlo with common random numbers (``gradcode.sim.montecarlo``):
 
    - screening: every candidate gets ``screen_trials`` trials;
-   - final: per section, the ``finalists`` fastest by screening mean, and every other whose
-     screening interval reaches below the screening leader's upper bound (it might still
-     be the fastest), and the reference get the full ``trials``; then, once, every code still
-     screened whose screening interval reaches below the section's final leader's upper
-     bound (so a screened code cannot be ahead of the best final one unless the cap stopped
-     it). Codes with the very same screening times (one code under this model, by another
-     name) count once and go together; at most ``MAX_FINALISTS`` such groups per pass. The
-     final rows equal what ``gradcode simulate`` gives for these codes at ``trials`` and
-     ``seed`` (their draws do not depend on which other codes are simulated).
+   - final: per section, the ``finalists`` fastest (by exact expected time where known, else
+     by screening mean: step 4), and every other whose screening interval reaches below the
+     leader's upper bound (it might still be the fastest), and the reference get the full
+     ``trials``; then, once, every code still screened whose screening interval reaches
+     below the section's final leader's upper bound (so a screened code cannot be ahead of
+     the best final one unless the cap stopped it). Codes with the very same screening
+     times (one code under this model, by another name) count once and go together; at most
+     ``MAX_FINALISTS`` such groups per pass. The final rows equal what ``gradcode simulate``
+     gives for these codes at ``trials`` and ``seed`` (their draws do not depend on which
+     other codes are simulated).
 
-   Rows are ordered by mean (each says its stage and trials); codes of exactly equal times
-   are ordered flat before trees, then by fewer messages, fewer partitions, shorter
-   parameters. With ``screen_trials >= trials`` there is one stage.
-4. Sections. Exact codes that decode the gradient are ranked (``Recommendation.ranked``);
+   With ``screen_trials >= trials`` there is one stage.
+4. Exact expected times (``gradcode.recommend.exact``). Under the ``master-worker`` model
+   with identical workers, a code that declares a ``completion_rule()`` (any ``r`` of the
+   ``n`` workers: uncoded, cyclic repetition, Ye-Abbe, LCC, the heterogeneous codes, Berrut,
+   ignore-stragglers; one of each group: fractional repetition) and sends one message per
+   worker gets its exact expected time per iteration (``Row.exact_time``; the model's
+   ``overhead`` included) beside its Monte Carlo mean and interval, which are kept: they are
+   what ``gradcode simulate`` gives, they carry the messages and the ratio to the reference,
+   and they check the formula. Other models, workers of unequal parameters, and codes with no
+   declared rule or several messages per worker (GC-MMC, trees, binary) have none.
+
+   Rows are ordered by the best value there is of each code's expectation: its exact time;
+   else the exact time of a code with the very same Monte Carlo times (the same code under
+   this model by another construction, so that they stay together); else its Monte Carlo
+   mean (``Row.ranked_by`` says which). An exact time is the expectation itself, a mean only
+   its estimate, so where every code has one the order is certain, and in a mixed table each
+   code is placed by its best estimate. Codes of equal order value are ordered flat before
+   trees, then by fewer messages, fewer partitions, shorter parameters.
+5. Sections. Exact codes that decode the gradient are ranked (``Recommendation.ranked``);
    ``best`` is the first, ``equivalents`` the codes with its very times (equal in every
-   trial), ``tie`` whether the next different code's interval reaches the best's.
+   trial), ``tie`` whether the next different code may be as fast: with exact times for both,
+   whether they are equal; otherwise whether its interval reaches the best's.
    Approximate codes (``code.exact is False``) decode an estimate, so their time per
    iteration alone does not compare with an exact code's: they are listed apart, by time,
-   unranked; their time to a target loss, which does compare, is ranked by step 6.
-5. The reference, ``uncoded`` with ``n`` workers, is always simulated (outside the limits too,
+   unranked; their time to a target loss, which does compare, is ranked by step 7.
+6. The reference, ``uncoded`` with ``n`` workers, is always simulated (outside the limits too,
    then marked so) and every row gets its mean over the reference's mean of the same stage.
-6. With ``target`` (a ``TargetLoss``: the user's training problem from a run file and a loss to
+7. With ``target`` (a ``TargetLoss``: the user's training problem from a run file and a loss to
    reach), ``Recommendation.to_target`` ranks the best exact codes and the approximate ones by
    expected time to that training loss (``gradcode.recommend.target``); the problem's data are
    loaded before anything is simulated, so a bad run file fails at once.
@@ -49,6 +66,7 @@ from gradcode.codes import GradientCode, available, build
 from gradcode.jsonable import to_jsonable
 from gradcode.recommend.candidates import WORKER_TIMES, Candidate, Skip, enumerate_candidates
 from gradcode.recommend.errors import RecommendError
+from gradcode.recommend.exact import ExactTimes
 from gradcode.recommend.limits import Limits, load_fraction, message_fraction
 from gradcode.recommend.simulation import estimate_codes
 from gradcode.recommend.speeds import WorkerTimes, worker_times
@@ -66,6 +84,11 @@ DEFAULT_FINALISTS = 5
 #: full trials, however many tie at screening
 MAX_FINALISTS = 25
 FINAL, SCREENING = "final", "screening"
+#: what ordered a row (``Row.ranked_by``): its own exact expected time, the exact time of a
+#: code with the very same Monte Carlo times (the same code under this model), its MC mean
+EXACT_TIME, EQUAL_TIMES, MONTE_CARLO = "exact", "exact of an equal-times code", "monte carlo"
+#: relative difference below which two exact expected times are equal (quadrature accuracy)
+EXACT_TOLERANCE = 1e-9
 #: the fields of ``Row.record``, in order (the CSV's columns after ``section``)
 RECORD_COLUMNS = (
     "rank",
@@ -81,6 +104,8 @@ RECORD_COLUMNS = (
     "mean_time",
     "ci_low",
     "ci_high",
+    "exact_time",
+    "ranked_by",
     "std_time",
     "ratio_to_reference",
     "messages",
@@ -94,7 +119,10 @@ RECORD_COLUMNS = (
 @dataclass(frozen=True)
 class Row:
     """One simulated code: its estimate (``result``), the stage that produced it, the mean
-    over the reference's mean (``ratio``, same stage), its rank among the exact codes."""
+    over the reference's mean (``ratio``, same stage), its rank among the exact codes, its
+    exact expected time (``exact_time``, ``None`` without a closed form) and what ordered it
+    (``ranked_by``: ``EXACT_TIME``, ``EQUAL_TIMES`` or ``MONTE_CARLO``; module docstring,
+    step 4)."""
 
     code: GradientCode
     origin: str
@@ -103,6 +131,8 @@ class Row:
     ratio: float | None
     rank: int | None = None
     within_limits: bool = True
+    exact_time: float | None = None
+    ranked_by: str = "monte carlo"
 
     @property
     def scheme(self) -> str:
@@ -155,6 +185,8 @@ class Row:
             "mean_time": result.mean_time,
             "ci_low": result.ci_low,
             "ci_high": result.ci_high,
+            "exact_time": self.exact_time,
+            "ranked_by": self.ranked_by,
             "std_time": result.std_time,
             "ratio_to_reference": self.ratio,
             "messages": result.messages,
@@ -198,6 +230,9 @@ class Recommendation:
     worker_times: WorkerTimes | None
     #: the ranking by expected time to a target loss (``None``: no ``target`` was given)
     to_target: TargetSection | None = None
+    #: why no code has an exact expected time under this model (``None``: codes that declare
+    #: a completion rule have one; ``gradcode.recommend.exact``)
+    exact_unavailable: str | None = None
 
     @property
     def best(self) -> Row | None:
@@ -224,10 +259,15 @@ class Recommendation:
 
     @property
     def tie(self) -> bool | None:
-        """Whether the runner-up's interval reaches the best's (``None``: no runner-up)."""
+        """Whether the runner-up may be as fast as the best (``None``: no runner-up): with
+        exact expected times for both, whether they are equal (to ``EXACT_TOLERANCE``);
+        otherwise whether the runner-up's interval reaches the best's."""
         best, second = self.best, self.runner_up
         if best is None or second is None:
             return None
+        if best.exact_time is not None and second.exact_time is not None:
+            scale = max(abs(best.exact_time), abs(second.exact_time), 1e-300)
+            return abs(second.exact_time - best.exact_time) <= EXACT_TOLERANCE * scale
         return second.result.ci_low <= best.result.ci_high
 
     @property
@@ -249,7 +289,7 @@ class Recommendation:
 def _same_times(a: ResultRow, b: ResultRow) -> bool:
     """Equal estimates from the same draws: the two codes finished together in every trial
     (as far as the mean and spread can tell)."""
-    return (a.trials, a.mean_time, a.std_time) == (b.trials, b.mean_time, b.std_time)
+    return _identity(a) == _identity(b)
 
 
 def _count(name: str, value: Any, minimum: int) -> int:
@@ -279,15 +319,21 @@ def _times(row: ResultRow) -> tuple[float, float]:
     return (row.mean_time, row.std_time)
 
 
-def _finalists(results: Sequence[ResultRow], top: int, bound: float | None = None) -> list[int]:
+def _finalists(
+    results: Sequence[ResultRow],
+    top: int,
+    bound: float | None = None,
+    exact: Sequence[float | None] | None = None,
+) -> list[int]:
     """Indices of ``results`` that go to the final stage (module docstring, step 3).
 
     Codes with the very same screening times form one group (one code under this model): a
     group counts once towards ``top`` and towards ``MAX_FINALISTS`` and is never split. A group
-    is chosen when it is among the ``top`` fastest or its interval reaches below ``bound``
-    (default: the screening leader's upper bound).
+    is chosen when it is among the ``top`` fastest (by ``exact`` expected time where given,
+    else by screening mean) or its interval reaches below ``bound`` (default: the upper bound
+    of the fastest's screening interval).
     """
-    order = sorted(range(len(results)), key=lambda i: (results[i].mean_time, i))
+    order = sorted(range(len(results)), key=lambda i: (_key(results[i], exact, i), i))
     if not order:
         return []
     bound = results[order[0]].ci_high if bound is None else bound
@@ -301,6 +347,12 @@ def _finalists(results: Sequence[ResultRow], top: int, bound: float | None = Non
         if place < top or results[members[0]].ci_low <= bound:
             chosen += members
     return chosen
+
+
+def _key(result: ResultRow, exact: Sequence[float | None] | None, index: int) -> float:
+    """What orders a code: its exact expected time where known, else its Monte Carlo mean."""
+    value = None if exact is None else exact[index]
+    return result.mean_time if value is None else value
 
 
 def _simpler(code: GradientCode) -> tuple[bool, int, int, int]:
@@ -356,10 +408,12 @@ def _two_stages(
     finalists: int,
     options: dict[str, Any],
     say: Callable[[str], None],
+    exact: Sequence[float | None] | None = None,
 ) -> _Runs:
     """Screening of every code, then the full trials for each section's finalists and the
     reference, then for every code still screened whose interval reaches the section's final
-    leader's (one stage when ``screen_trials >= trials``)."""
+    leader's (one stage when ``screen_trials >= trials``). ``exact``: the codes' exact
+    expected times (``None`` where unknown), which order them where given."""
     if screen_trials >= trials:
         say(f"simulating {len(codes)} configurations x {trials} trials")
         results = estimate_codes(model, codes, trials=trials, **options)
@@ -368,7 +422,10 @@ def _two_stages(
     screening = estimate_codes(model, codes, trials=screen_trials, **options)
     chosen = {reference} if reference is not None else set()
     for section in sections:
-        chosen |= {section[i] for i in _finalists([screening[j] for j in section], finalists)}
+        known = None if exact is None else [exact[j] for j in section]
+        chosen |= {
+            section[i] for i in _finalists([screening[j] for j in section], finalists, exact=known)
+        }
     final: dict[int, ResultRow] = {}
     for round_ in ("final stage", "final stage, late entrants"):
         indices = sorted(chosen - set(final))
@@ -379,13 +436,40 @@ def _two_stages(
         final |= dict(zip(indices, rows, strict=True))
         chosen = set()
         for section in sections:
-            done = [final[i] for i in section if i in final]
+            done = [i for i in section if i in final]
             if done:
-                bound = min(done, key=lambda row: row.mean_time).ci_high
+                leader = min(done, key=lambda i: (_key(final[i], exact, i), i))
+                bound = final[leader].ci_high
                 left = [i for i in section if i not in final]
                 late = _finalists([screening[i] for i in left], 0, bound)
                 chosen |= {left[j] for j in late}
     return _Runs(screening, final, reference)
+
+
+def _ranking_keys(runs: _Runs, exact: Sequence[float | None]) -> list[tuple[float, str]]:
+    """Per simulated code, the value that orders it and what it is (module docstring, step 4):
+    its exact expected time; else that of a code with the very same Monte Carlo times (the
+    same code under this model, e.g. a depth-1 tree over a flat code: so equal codes stay
+    together); else its Monte Carlo mean."""
+    shared: dict[tuple[int, float, float], float] = {}
+    for i, value in enumerate(exact):
+        if value is not None:
+            shared.setdefault(_identity(runs.result(i)), value)
+    keys = []
+    for i, value in enumerate(exact):
+        result = runs.result(i)
+        if value is not None:
+            keys.append((value, EXACT_TIME))
+        elif _identity(result) in shared:
+            keys.append((shared[_identity(result)], EQUAL_TIMES))
+        else:
+            keys.append((result.mean_time, MONTE_CARLO))
+    return keys
+
+
+def _identity(result: ResultRow) -> tuple[int, float, float]:
+    """What ``_same_times`` compares."""
+    return (result.trials, result.mean_time, result.std_time)
 
 
 def recommend(
@@ -408,9 +492,10 @@ def recommend(
     ``finalists``: the two stages (module docstring); ``seed``: of every draw; ``confidence``:
     level of the intervals; ``length``: gradient length, for the ``floats`` column;
     ``progress`` receives a line per stage; ``target``: also rank by expected time to that
-    training loss (module docstring, step 6). Raises ``RecommendError`` (one line) for a bad
-    argument, e.g. ``n`` against a per-worker parameter list of the model, and ``ConfigError``
-    for a run file whose data cannot be loaded.
+    training loss (module docstring, step 7). Rows carry exact expected times where the model
+    and the code allow, and are ordered by them (step 4). Raises ``RecommendError`` (one line)
+    for a bad argument, e.g. ``n`` against a per-worker parameter list of the model, and
+    ``ConfigError`` for a run file whose data cannot be loaded.
     """
     _check_arguments(n, trials, screen_trials, finalists, seed, confidence)
     limits = limits if limits is not None else Limits()
@@ -444,6 +529,8 @@ def recommend(
         everyone.append(reference)
 
     codes = [candidate.code for candidate in everyone]
+    exact_values = ExactTimes(model)
+    exact_times = [exact_values(code) for code in codes]
     runs = _two_stages(
         model,
         codes,
@@ -454,10 +541,12 @@ def recommend(
         finalists=finalists,
         options={"seed": seed, "confidence": confidence, "length": length},
         say=say,
+        exact=exact_times,
     )
+    keys = _ranking_keys(runs, exact_times)
 
     def rows(indices: range, *, ranked: bool) -> list[Row]:
-        order = sorted(indices, key=lambda i: (runs.result(i).mean_time, *_simpler(codes[i]), i))
+        order = sorted(indices, key=lambda i: (keys[i][0], *_simpler(codes[i]), i))
         return [
             Row(
                 everyone[i].code,
@@ -466,6 +555,8 @@ def recommend(
                 runs.stage(i),
                 runs.ratio(i),
                 rank=place if ranked else None,
+                exact_time=exact_times[i],
+                ranked_by=keys[i][1],
             )
             for place, i in enumerate(order, start=1)
         ]
@@ -484,6 +575,8 @@ def recommend(
             runs.stage(index),
             runs.ratio(index),
             within_limits=False,
+            exact_time=exact_times[index],
+            ranked_by=keys[index][1],
         )
     rec = Recommendation(
         n=n,
@@ -501,6 +594,7 @@ def recommend(
         excluded=[Exclusion(limit, dict(counts)) for limit, counts in excluded.items()],
         duplicates=pool.duplicates,
         worker_times=times,
+        exact_unavailable=exact_values.reason,
     )
     if target is None:
         return rec

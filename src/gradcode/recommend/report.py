@@ -1,11 +1,14 @@
 """A ``Recommendation`` as text (the command's output), CSV (``--out``) and JSON (``--json``).
 
 The text has, in order: what was simulated (model, workers, trials of both stages, seed,
-level); the exact codes ranked (the first ``top`` rows, the reference always shown), with the
-leader-versus-runner-up verdict; the approximate codes, unranked; with a target loss, the codes
-ranked by time to target (``gradcode.recommend.target``: what was simulated, how long it took,
-what could not be and why); every skipped scheme with its reason and every limit with what it
-excluded; the run-file lines of the best code (and of the fastest to the target loss).
+level); the exact codes ranked (the first ``top`` rows, the reference always shown; the
+``exact`` column: the exact expected time per iteration where the model and the code give a
+closed form, ``gradcode.recommend.exact``, beside the Monte Carlo mean and interval), with
+what ordered them and the leader-versus-runner-up verdict; the approximate codes, unranked;
+with a target loss, the codes ranked by time to target (``gradcode.recommend.target``: what
+was simulated, how long it took, what could not be and why); every skipped scheme with its
+reason and every limit with what it excluded; the run-file lines of the best code (and of the
+fastest to the target loss).
 
 The CSV has one row per simulated code (all of them, both sections and the reference when it
 is outside the limits; ``section`` tells which), columns as ``Row.record`` plus ``section``;
@@ -23,6 +26,7 @@ import io
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -66,6 +70,7 @@ def _table(rows: Sequence[Row], confidence: float, *, ranked: bool = True) -> li
         "trials",
         "mean",
         f"{confidence:.0%} CI",
+        "exact",
         "vs ref",
         "load",
         "msg",
@@ -84,6 +89,7 @@ def _table(rows: Sequence[Row], confidence: float, *, ranked: bool = True) -> li
                 f"{result.trials}",
                 _number(result.mean_time),
                 f"[{_number(result.ci_low)}, {_number(result.ci_high)}]",
+                _number(row.exact_time, 6),
                 _number(row.ratio, 3),
                 _number(row.load, 3),
                 _number(row.message, 3),
@@ -92,7 +98,7 @@ def _table(rows: Sequence[Row], confidence: float, *, ranked: bool = True) -> li
                 ", ".join(row.notes()),
             ]
         )
-    right = {0, 3, 4, 6, 7, 8, 9, 10}
+    right = {0, 3, 4, 6, 7, 8, 9, 10, 11}
     if not ranked:
         cells = [line[1:] for line in cells]
         right = {c - 1 for c in right if c}
@@ -229,6 +235,7 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
         lines.append("  none within the limits")
     if len(rec.ranked) > len(shown):
         lines.append(f"  ... {len(rec.ranked) - len(shown)} more (--top, or all in --out)")
+    lines += _exact_lines(rec)
     if reference is not None:
         lines.append(f"  vs ref: mean time over {REFERENCE_SCHEME}'s (same stage, same draws)")
     best = rec.best
@@ -239,7 +246,16 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
         lines.append(f"  equal times in every trial (the same code under this model): {names}")
     second = rec.runner_up
     if best is not None and second is not None:
-        verdict = "tie within CI" if rec.tie else "best ahead (the intervals are disjoint)"
+        exact = best.exact_time is not None and second.exact_time is not None
+        if exact:
+            verdict = (
+                "equal exact expected times"
+                if rec.tie
+                else f"best ahead by the exact expected times ({_number(best.exact_time, 6)} "
+                f"vs {_number(second.exact_time, 6)})"
+            )
+        else:
+            verdict = "tie within CI" if rec.tie else "best ahead (the intervals are disjoint)"
         lines.append(
             f"  best vs runner-up: {verdict} ({best.scheme} {describe_params(best.params)}"
             f" vs {second.scheme} {describe_params(second.params)})"
@@ -278,7 +294,12 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
     if best is None:
         lines.append("no exact code within the limits: nothing to recommend")
     else:
-        caveats = best.notes() + (["a tie within CI: see the runner-up"] if rec.tie else [])
+        tie = (
+            "equal expected times: see the runner-up"
+            if second is not None and best.exact_time is not None and second.exact_time is not None
+            else "a tie within CI: see the runner-up"
+        )
+        caveats = best.notes() + ([tie] if rec.tie else [])
         caveat = f" ({'; '.join(caveats)})" if caveats else ""
         lines += [f"best: {best.scheme}{caveat}; run-file lines:", run_file_lines(best.code)]
     fastest = rec.to_target.best if rec.to_target is not None else None
@@ -289,6 +310,22 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
             run_file_lines(fastest.code),
         ]
     return "\n".join(lines) + "\n"
+
+
+def _exact_lines(rec: Recommendation) -> list[str]:
+    """What the ``exact`` column holds and what ordered the rows (``rank``, step 4)."""
+    rows = [*rec.ranked, *rec.approximate]
+    if rec.exact_unavailable is not None:
+        return [f"  exact: none ({rec.exact_unavailable}); ordered by Monte Carlo mean"]
+    known = sum(row.exact_time is not None for row in rows)
+    by = Counter(row.ranked_by for row in rec.ranked)
+    order = ", ".join(f"{count} by {how}" for how, count in by.items())
+    return [
+        f"  exact: expected time from the closed form (identical master-worker workers, codes "
+        f"that declare a completion rule, one message per worker), {known} of {len(rows)} "
+        "codes; '-': Monte Carlo only",
+        f"  ordered by the exact time where known, else by Monte Carlo mean ({order or 'none'})",
+    ]
 
 
 def _sections(rec: Recommendation) -> list[tuple[str, Row]]:
