@@ -23,6 +23,7 @@ from gradcode.figures.cluster import (
 )
 from gradcode.train.config import LinksConfig
 from gradcode.train.log import read_log
+from gradcode.train.protocol import H
 
 
 def _links(rate=12.5e6, master=25e6):
@@ -204,7 +205,7 @@ def test_message_transfers_show_incast_at_the_master():
     code = build("uncoded", n=4)
     features, rate = 1000, 12.5e6
     links = LinksConfig(rate=rate, master_rate=rate, latency=0.0)
-    size = 8 * features + 8 * 9
+    size = 8 * features + 8 * H
     # all four ready together: they share the master's link and finish together
     record = {
         "messages": [

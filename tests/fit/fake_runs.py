@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from gradcode.codes import build
+from gradcode.train.protocol import H
 
 FEATURES = 1000
-BYTES = 8072
+BYTES = 8 * FEATURES + 8 * H
 #: a link run's results: their bytes over this rate, bytes per second
 RATE = 4.0e6
 

@@ -179,9 +179,11 @@ def test_uncoded_stops_in_one_line_and_resumes_with_every_worker(tmp_path, logis
 
 
 def test_a_ring_stops_when_a_worker_dies(tmp_path, logistic_data):
+    # a ring iteration takes about 25 ms here: 40 of them ended once before the injector,
+    # a process of its own, had started; it kills at iteration 3 of however many
     run = base_run(
         logistic_data,
-        iterations=40,
+        iterations=400,
         scheme={"name": "ring-allreduce", "params": {"n": 3, "implementation": "explicit"}},
         stragglers=SLOW,
         faults=_kill((1, 3)),
@@ -190,7 +192,7 @@ def test_a_ring_stops_when_a_worker_dies(tmp_path, logistic_data):
     assert job.result.returncode == EXIT_CANNOT_CONTINUE, job.result.stderr[-3000:]
     assert "needs every worker" in job.result.stderr
     assert "worker 1 (rank 2" in job.result.stderr
-    assert len(job.log()) < 40
+    assert len(job.log()) < 400
 
 
 def test_a_tolerant_run_refuses_an_mpi_that_is_not(tmp_path, logistic_data):

@@ -12,6 +12,7 @@ from gradcode.timing.links import PAYLOAD_FRACTION
 from gradcode.train.config import LinksConfig, load_config, parse_config, parse_rate
 from gradcode.train.node import summarize_ranks
 from gradcode.train.plan import build_plan
+from gradcode.train.protocol import H
 from gradcode.train.timings import link_floor, node_work, predicted_links_time
 from tests.train.test_config import error_of, minimal
 
@@ -166,7 +167,7 @@ def test_a_logged_iteration_is_predicted_on_its_links():
         ]
     }
     download = 0.001 + 4 * 8 * (features + 1) / rate
-    size = 8 * features + 8 * 9  # the runtime's header
+    size = 8 * features + 8 * H  # the runtime's header
     # workers 0-2 ready together at download + 2 ms, sharing the port; worker 3 8 ms later
     three = download + 0.002 + 3 * size / rate
     assert three < download + 0.010
@@ -183,7 +184,7 @@ def test_the_link_floor_is_one_model_copy_the_slowest_used_worker_and_the_used_r
     code = build("frc", n=4, s=1)
     features, rate, master = 125_000, 12.5e6, 25e6  # 100 and 200 Mbit/s
     links = LinksConfig(rate=rate, master_rate=master, latency=0.001)
-    size = 8 * features + 8 * 9
+    size = 8 * features + 8 * H
     record = {
         "iteration": 3,
         "used": [0, 3],
@@ -241,7 +242,7 @@ def test_a_tree_iteration_is_predicted_level_by_level_on_shared_parent_links():
     code = build("coded-reduce", n=2, L=2, s=0)
     features, rate = 1000, 12.5e6
     links = LinksConfig(rate=rate, master_rate=rate, latency=0.0)
-    model, result = 8 * (features + 1), 8 * features + 8 * 9
+    model, result = 8 * (features + 1), 8 * features + 8 * H
     # the master logs its children's messages; the leaves' work is the injected delay
     # (1 partition x 3 ms) plus the logged nodes' median measured compute per partition
     record = {

@@ -9,13 +9,14 @@ from gradcode.codes import build
 from gradcode.timing import model_from_spec
 from gradcode.train.config import load_config
 from gradcode.train.plan import build_plan
+from gradcode.train.protocol import H
 from gradcode.train.timings import implied_iteration_time
 from tests.helpers.mpi import base_run, run_config
 
 pytestmark = pytest.mark.mpi
 
 FEATURES = 16  # of the logistic_data fixture
-HEADER_FLOATS = 9  # gradcode.train.protocol.H
+HEADER_FLOATS = H
 
 
 def test_injected_delays_are_logged_and_bound_the_observed_times(tmp_path, logistic_data):

@@ -18,14 +18,15 @@
 # that a full gradient's transfer takes the model's mean communication time E[T2]; only the
 # model's computation (T1) is injected. Every iteration is set beside the `shared-links`
 # model's prediction for that iteration's logged computation
-# (`gradcode.train.timings.predicted_links_time`: the model sent to every worker through the
-# master's link, the results sharing it), and the paper's Section 5 expectation (Table 3's
-# parameters, k = n, no shared master link: the experiment's `paper.expected_units`) is shown
-# for reference. A third number replaces the model's download by the measured one (each
-# worker's logged start, `gradcode.figures.cluster.predicted_after_download`): the model
-# shares the master's link fairly, so every worker gets the model at once, at the end, while
-# over TCP they get it one after another and the first results flow in while others still
-# download.
+# (`gradcode.train.timings.predicted_links_time`: the model sent to the workers the run's way,
+# `summary.json`'s `distribution`: a copy each through the master's link, or scattered and
+# forwarded among them; the results sharing the master's link), and the paper's Section 5
+# expectation (Table 3's parameters, k = n, no shared master link: the experiment's
+# `paper.expected_units`) is shown for reference. A third number replaces the model's
+# download by the measured one (each worker's logged start,
+# `gradcode.figures.cluster.predicted_after_download`): the model shares the master's link
+# fairly, so every worker gets the model at once, at the end, while over TCP they get it one
+# after another and the first results flow in while others still download.
 #
 # Per n, the time the paper's optimum (the lowest E[T]) saves over the uncoded scheme and over
 # the best m = 1 code, measured and by the shared-links model, beside the paper's claim where
@@ -70,7 +71,9 @@ for run in records:
     folder = run.path.parent
     code = build(run.summary["scheme"], **run.params)
     links = load_config(folder / "run.yaml").network.links
-    times = iteration_times(code, read_log(folder)[SKIP:], links, run.summary["data"]["features"])
+    way = run.summary.get("distribution", {}).get("way", "isend")  # the model's way to them
+    features = run.summary["data"]["features"]
+    times = iteration_times(code, read_log(folder)[SKIP:], links, features, distribution=way)
     codes[run.short_name] = code
     results[run.short_name] = times | {
         "run": run,

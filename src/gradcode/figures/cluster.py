@@ -179,13 +179,20 @@ def iteration_times(
     records: Sequence[Mapping[str, Any]],
     links: LinksConfig,
     features: int,
+    distribution: str = "isend",
 ) -> dict[str, np.ndarray]:
     """Per logged iteration of a flat scheme's run: ``measured`` (its ``iteration_time``),
-    ``predicted`` (``predicted_links_time`` for its logged computation) and
-    ``after_download`` (``predicted_after_download``), each ``(len(records),)`` in seconds."""
+    ``predicted`` (``predicted_links_time`` for its logged computation, the model sent the
+    run's way: ``distribution``) and ``after_download`` (``predicted_after_download``), each
+    ``(len(records),)`` in seconds."""
     return {
         "measured": np.array([float(r["iteration_time"]) for r in records]),
-        "predicted": np.array([predicted_links_time(code, r, links, features) for r in records]),
+        "predicted": np.array(
+            [
+                predicted_links_time(code, r, links, features, distribution=distribution)
+                for r in records
+            ]
+        ),
         "after_download": np.array(
             [predicted_after_download(code, r, links, features) for r in records]
         ),

@@ -18,14 +18,20 @@ master's port), or at ``latency + b / rate`` when the master's link has room for
 node sends its own messages one after the other (GC-MMC's several messages).
 
 Messages. A result of a code with communication reduction ``m`` is ``ceil(l / m)`` float64s
-(``l = features``) plus ``header_bytes`` (the MPI runtime adds a header of 72 bytes); the model
-(``download``) is ``8 (l + 1)`` bytes.
+(``l = features``) plus ``header_bytes`` (the MPI runtime adds a header of ``8 H`` bytes,
+``gradcode.train.protocol``); the model (``download``) is ``8 (l + 1)`` bytes.
 
 Timeline of one iteration (one trial):
 
 1. with ``download`` (default) the master sends the model to its children at once (they share
    its link) and a tree node forwards it to its own children on receipt; a node starts
-   computing when its copy arrived (without ``download``: at 0);
+   computing when its copy arrived (without ``download``: at 0). A flat code's model may go
+   the runtime's ``scatter`` way instead (``distribution``, ``gradcode.train.distribution``):
+   chunk ``j`` (``1 / n`` of the model) to worker ``j`` through the master's link, then every
+   worker's chunk to every other worker, ``(n - 1) / n`` of the model through each worker's
+   link each way at the slowest worker's rate (the runtime's covering of a slow forwarder is
+   not modelled), so every worker holds it ``latency`` after the last chunk left the master
+   plus that;
 2. computation as paper 001's model (``single_port``): ``d_i (a + Exp(mu))`` for a node with
    ``d_i`` of the ``data`` points (``mu`` omitted: deterministic ``a`` per point);
 3. master-worker codes: every message flows to the master once ready, the code's
@@ -113,6 +119,8 @@ def rate_bytes(path: str, value: Any) -> float:
 #: timestamps) over 1514 bytes (1500 + the 14-byte Ethernet header): a link limited to R
 #: carries at most R times this of messages
 PAYLOAD_FRACTION = 1448 / 1514
+#: the model's ways to a flat code's workers (the runtime's ``runtime.distribution``, resolved)
+DISTRIBUTIONS = ("isend", "scatter")
 
 
 def message_time(nbytes: float, rate: float, master_rate: float, latency: float = 0.0) -> float:
@@ -208,8 +216,9 @@ class LinksModel(TimingModel):
         "master_rate": "the master's link (default: rate)",
         "latency": "seconds one way per message (default 0)",
         "features": "gradient length l: a message of a code with reduction m is ceil(l/m) floats",
-        "header_bytes": "bytes added to every result message (default 0; the runtime's: 72)",
+        "header_bytes": "bytes added to every result message (default 0; the runtime's: 8 H, 96)",
         "download": "whether the master first sends the model to every worker (default true)",
+        "distribution": "the model's way to a flat code's workers: isend (default) or scatter",
         "a": "computation time per data point (default 0)",
         "mu": "exponential rate per data point (default: none, deterministic computation)",
         "data": "number of data points d in the data set (default 1)",
@@ -231,6 +240,7 @@ class LinksModel(TimingModel):
             "latency",
             "header_bytes",
             "download",
+            "distribution",
             "a",
             "mu",
             "data",
@@ -247,6 +257,7 @@ class LinksModel(TimingModel):
         latency: Any = 0.0,
         header_bytes: Any = 0,
         download: Any = True,
+        distribution: Any = "isend",
         a: Any = 0.0,
         mu: Any = None,
         data: Any = 1,
@@ -279,6 +290,12 @@ class LinksModel(TimingModel):
         if not isinstance(download, bool):
             raise ValueError(f"parameters.download: must be true or false (got {download!r})")
         self.download = download
+        if distribution not in DISTRIBUTIONS:
+            raise ValueError(
+                f"parameters.distribution: must be one of {', '.join(DISTRIBUTIONS)} "
+                f"(got {distribution!r})"
+            )
+        self.distribution = distribution
         self.a = per_worker("a", a, positive=False)
         self.mu = None if mu is None else per_worker("mu", mu)
         self.data = _nonnegative("data", data)
@@ -293,6 +310,7 @@ class LinksModel(TimingModel):
             "features": self.features,
             "header_bytes": self.header_bytes,
             "download": self.download,
+            "distribution": self.distribution,
             "a": self.a.as_param(),
             "data": self.data,
         }
@@ -404,6 +422,12 @@ class FlatRun:
         model, n = self.model, self.code.n
         if not model.download:
             return np.zeros(n)
+        if model.distribution == "scatter" and n > 1:
+            chunks = fair_finish(
+                np.zeros(n), np.full(n, model.model_bytes / n), self.rates, model.master_rate
+            )
+            forward = (n - 1) * model.model_bytes / (n * float(np.min(self.rates)))
+            return np.full(n, 2 * model.latency + float(np.max(chunks)) + forward)
         return model.latency + fair_finish(
             np.zeros(n), np.full(n, model.model_bytes), self.rates, model.master_rate
         )

@@ -56,6 +56,8 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
     runtime:
       poll_interval: number > 0     # [0.0005] seconds idle ranks sleep between polls
       iteration_timeout: number > 0 # [600] seconds before an undecodable iteration fails
+      distribution: auto | isend | scatter   # [auto] how the model reaches a flat code's
+                                    # workers (gradcode.train.distribution)
     faults:                         # [none] workers that fail, not only straggle
       tolerate: bool                # [true] run on a fault-tolerant MPI (Open MPI's ULFM): a
                                     # worker that dies is a permanent straggler from then on
@@ -325,10 +327,15 @@ class LogConfig:
     trajectory: bool = False
 
 
+#: ``runtime.distribution``: how the model reaches the workers (``gradcode.train.distribution``)
+DISTRIBUTION_WAYS = ("auto", "isend", "scatter")
+
+
 @dataclass(frozen=True)
 class RuntimeConfig:
     poll_interval: float = 0.0005
     iteration_timeout: float = 600.0
+    distribution: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -664,10 +671,11 @@ def _log(top: _Section) -> LogConfig:
 
 
 def _runtime(top: _Section) -> RuntimeConfig:
-    section = top.section("runtime", ("poll_interval", "iteration_timeout"))
+    section = top.section("runtime", ("poll_interval", "iteration_timeout", "distribution"))
     return RuntimeConfig(
         poll_interval=section.number("poll_interval", 0.0005, positive=True),
         iteration_timeout=section.number("iteration_timeout", 600.0, positive=True),
+        distribution=section.string("distribution", "auto", choices=DISTRIBUTION_WAYS),
     )
 
 

@@ -49,6 +49,7 @@ import numpy as np
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train import nodelog, protocol
+from gradcode.train.distribution import ChunkSplitter, Covering, distribution_choice
 from gradcode.train.failures import CannotContinue, alive_decodable
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
@@ -105,6 +106,10 @@ class Master:
         self.reports = capabilities.corrects_adversaries and code.a > 0
         self.estimates = capabilities.estimates_error
         self.one_clock = ctx.one_clock  # a sender's clock is comparable with ours
+        self.distribution = distribution_choice(ctx)
+        scatter = self.distribution.way == "scatter"
+        self.splitter = ChunkSplitter(ctx.features, ctx.plan.workers) if scatter else None
+        self.covering = Covering.of(ctx.plan.config, ctx.plan.workers) if scatter else None
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -135,6 +140,7 @@ class Master:
             }
             | self._relays(reports)
             | replacements
+            | {"distribution": self.distribution.as_dict()}
         )
 
     def _write_nodes(self, reports: dict[int, np.ndarray]) -> None:
@@ -251,9 +257,7 @@ class Master:
         began = clock()
         self.port.start(t, began)
         stale_before = self.port.stale
-        for child_rank, world_rank in self.child_ranks:
-            if self.failures is None or not self.failures.dead(world_rank):
-                self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+        covered = self._send_model(t, model)
         self._model = model
         held: dict[Any, Result] = {}
         seen: list[Result] = []
@@ -283,6 +287,13 @@ class Master:
         decoded = clock()
         session.step(t, gradient, point)
         ended = clock()
+        slow = []
+        if self.covering is not None:
+            reports = [
+                (int(r.field("model_last")), r.field("model_wait"), r.field("model_span"))
+                for r in seen
+            ]
+            slow = self.covering.observe(t, reports)
         record = (
             {
                 "iteration_time": ended - began,
@@ -296,6 +307,7 @@ class Master:
                 "messages": [self._describe(r, began) for r in seen],
                 "injected": self._injected(t),
             }
+            | ({} if covered is None else {"covered": covered, "slow_chunks": slow})
             | extras
             | self._failure_fields()
         )
@@ -304,6 +316,25 @@ class Master:
         for worker in extras.get("adversaries", ()):
             session.caught[worker] = session.caught.get(worker, 0) + 1
         session.finish_iteration(t, record)
+
+    def _send_model(self, t: int, model: np.ndarray) -> list[int] | None:
+        """Send model ``t`` the way ``runtime.distribution`` chose; with ``scatter`` returns the
+        chunks the master sent to every worker itself (``Covering``)."""
+        live = [
+            (child_rank, world_rank)
+            for child_rank, world_rank in self.child_ranks
+            if self.failures is None or not self.failures.dead(world_rank)
+        ]
+        if self.splitter is None or self.covering is None:
+            for child_rank, _ in live:
+                self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+            return None
+        covered = self.covering.chunks(t)
+        for j, chunk in enumerate(self.splitter.chunks(model, covered)):
+            targets = live if j in covered else [self.child_ranks[j]]
+            for child_rank, _ in targets:
+                self.sends.send(self.links.down_comm, chunk, child_rank, protocol.MODEL_CHUNK)
+        return covered
 
     def _collect(self, held: dict[Any, Result], seen: list[Result]) -> bool:
         """Take the results received so far; True once those in ``held`` are decodable.
@@ -374,6 +405,17 @@ class Master:
             "sent": result.field("sent") - began,
             "transfer": result.completed - result.field("sent") if self.one_clock else None,
             "corrupted": bool(result.field("corrupted")),
+        } | self._assembly(result)
+
+    def _assembly(self, result: Result) -> dict[str, Any]:
+        """How the sender's model came together (``scatter``): its last chunk and how long the
+        sender had waited for it, and for the others."""
+        if self.splitter is None:
+            return {}
+        return {
+            "model_last": int(result.field("model_last")),
+            "model_wait": result.field("model_wait"),
+            "model_span": result.field("model_span"),
         }
 
     def _injected(self, t: int) -> dict[str, Any]:

@@ -14,6 +14,8 @@ result (child->parent)     tag ``RESULT_BASE + t mod TAG_WRAP``; header ``HEADER
 ``REPORT`` (ring->master)  a ring worker's timings of one iteration (worker 0 adds the gradient)
 ``ASSIGN`` (master->spare) pickled ``{worker, parts}``: take the dead worker's place
 ``READY`` (spare->master)  ``[]``: the data is loaded, the spare listens for models
+``MODEL_CHUNK`` (any->wkr)  ``[t, j, forward, ...chunk j of point]``: ``runtime.distribution``
+                           ``scatter`` (``gradcode.train.distribution``)
 =========================  =====================================================================
 
 The iteration is in the tag (modulo ``TAG_WRAP``, so tags stay below MPI's guaranteed-valid
@@ -31,6 +33,7 @@ FINISH = 4
 REPORT = 5
 ASSIGN = 6
 READY = 7
+MODEL_CHUNK = 8
 RESULT_BASE = 16
 #: iterations are folded into tags modulo this (tags stay below 2^20 + 16; MPICH allows 2^29)
 TAG_WRAP = 1 << 20
@@ -46,6 +49,9 @@ HEADER = (
     "started",  # sender's clock when it began the iteration (received the model)
     "sent",  # sender's clock when the message left (same host: comparable with the master's)
     "corrupted",  # 1.0 when an adversary corrupted the payload (for the log only)
+    "model_last",  # scatter: the chunk that completed the sender's model (-1: none, isend)
+    "model_wait",  # scatter: seconds the sender held every chunk but that one
+    "model_span",  # scatter: seconds from its first chunk to the one before the last
 )
 H = len(HEADER)
 FIELD = {name: index for index, name in enumerate(HEADER)}

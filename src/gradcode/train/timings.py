@@ -125,19 +125,21 @@ def predicted_links_time(
     features: int,
     *,
     header_bytes: float = 8 * H,
+    distribution: str = "isend",
 ) -> float:
     """The iteration time the ``shared-links`` timing model predicts for a logged iteration on
     links of ``links``' parameters (``gradcode.timing.links``), whatever the topology:
 
-    - flat schemes: the model goes to every worker through the master's link, each message is
-      ready its logged ``compute + injected_compute`` after its worker got the model, and the
-      messages share the master's link; messages not in the record were never sent;
+    - flat schemes: the model goes to every worker through the master's link (the way the run
+      sent it: ``distribution``), each message is ready its logged ``compute +
+      injected_compute`` after its worker got the model, and the messages share the master's
+      link; messages not in the record were never sent;
     - trees: the model goes down the tree, every node's own work is ``node_work``'s, and the
       messages share each parent's link;
     - rings: ``2 (N - 1)`` chunk steps after the slowest worker's ``node_work``.
 
     Result messages carry the runtime's header (``header_bytes``)."""
-    run = links_model(links, features, header_bytes).prepare(code)
+    run = links_model(links, features, header_bytes, distribution=distribution).prepare(code)
     if isinstance(run, TreeRun | RingRun):
         return float(run.finish(node_work(code, record)[None, :]).times[0])
     return float(code.completion_times(run.arrivals(logged_work(code, record)[None, :]))[0])
@@ -244,9 +246,15 @@ def message_index(code: GradientCode) -> dict[Any, int]:
 
 
 def links_model(
-    links: LinksConfig, features: int, header_bytes: float = 8 * H, *, download: bool = True
+    links: LinksConfig,
+    features: int,
+    header_bytes: float = 8 * H,
+    *,
+    download: bool = True,
+    distribution: str = "isend",
 ) -> LinksModel:
-    """The ``shared-links`` model of ``links``' parameters for ``features``-long gradients."""
+    """The ``shared-links`` model of ``links``' parameters for ``features``-long gradients
+    (``distribution``: the way the run's model went, ``summary.json``'s)."""
     return LinksModel(
         rate=links.rate,
         master_rate=links.master_rate,
@@ -254,6 +262,7 @@ def links_model(
         features=features,
         header_bytes=header_bytes,
         download=download,
+        distribution=distribution,
     )
 
 

@@ -43,6 +43,7 @@ from mpi4py import MPI
 
 from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
+from gradcode.train.distribution import ModelAssembler, distribution_choice
 from gradcode.train.nodelog import NodeLog
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.runtime import Links, RankContext
@@ -77,6 +78,10 @@ class _Job:
     measured: float = 0.0
     injected: float = 0.0
     own_ready: float = 0.0
+    #: scatter: the chunk that completed the model, and how long the others had waited for it
+    model_last: int = -1
+    model_wait: float = 0.0
+    model_span: float = 0.0
     children: dict[int, Result] = field(default_factory=dict)
     sent_up: bool = False
 
@@ -117,6 +122,8 @@ class Worker:
         self.port: ResultPort | None = None
         self.relay = RelayStats()
         self.nodelog = NodeLog(self.worker) if self.tree else None
+        scatter = distribution_choice(ctx).way == "scatter"
+        self.assembler = ModelAssembler(ctx.features, plan.workers) if scatter else None
         if links.children:
             sources = list(range(1, len(links.children) + 1))
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
@@ -172,6 +179,8 @@ class Worker:
         job = self.job
         if job is None or self.stopping or self.outbox.in_flight():
             return True
+        if self.forwards.pending() or (self.assembler is not None and self.assembler.assembling):
+            return True  # chunks of the next model are on their way: pass them on promptly
         if job.next_partition < len(self.parts):
             return False  # computing or sleeping through an injected delay
         if self.tree and not job.sent_up:
@@ -192,11 +201,17 @@ class Worker:
         """Take every message from the parent and the master; keep only the newest model."""
         links, status = self.links, MPI.Status()
         newest: np.ndarray | None = None
+        # with scatter, chunks come from the master and from every other worker
+        source = links.up_rank if self.assembler is None else MPI.ANY_SOURCE
         try:
-            while not self.orphan and probe(links.up_comm, links.up_rank, status):
+            while not self.orphan and probe(links.up_comm, source, status):
                 vector = receive_vector(links.up_comm, status)
                 if status.Get_tag() == protocol.MODEL:
                     newest = vector
+                elif status.Get_tag() == protocol.MODEL_CHUNK:
+                    model = self._chunk(vector)
+                    if model is not None:
+                        newest = model
                 elif status.Get_tag() == protocol.STOP:
                     self._stop()
         except MPI.Exception as error:
@@ -214,6 +229,17 @@ class Worker:
                 self._stop()  # the master's, when the parent that would pass it on died
         if newest is not None and not self.stopping and int(newest[0]) > self.latest:
             self._begin(newest)
+
+    def _chunk(self, chunk: np.ndarray) -> np.ndarray | None:
+        """A chunk of a model (``scatter``): pass our own on to every other worker unless the
+        master covers it; the whole model once this was its last missing chunk."""
+        assert self.assembler is not None
+        iteration, index, forward = int(chunk[0]), int(chunk[1]), chunk[2] == 1.0
+        if forward and index == self.worker and iteration > self.latest and not self.stopping:
+            for peer in range(self.ctx.plan.workers):
+                if peer != self.worker:
+                    self.forwards.send(self.links.up_comm, chunk, peer + 1, protocol.MODEL_CHUNK)
+        return self.assembler.take(chunk, self.latest, clock())
 
     def _orphaned(self) -> None:
         """The parent died: drop the work (no one to send it to) and wait for ``STOP``."""
@@ -258,6 +284,10 @@ class Worker:
             wake=now + start,
             injected=start,
         )
+        if self.assembler is not None:
+            job = self.job
+            job.model_last, job.model_wait = self.assembler.last, self.assembler.wait
+            job.model_span = self.assembler.span
 
     # -- work -------------------------------------------------------------------------------
     def _advance(self, now: float) -> None:
@@ -347,6 +377,9 @@ class Worker:
         buffer[FIELD["injected_compute"]] = job.injected
         buffer[FIELD["injected_comm"]] = link
         buffer[FIELD["started"]] = job.start
+        buffer[FIELD["model_last"]] = job.model_last
+        buffer[FIELD["model_wait"]] = job.model_wait
+        buffer[FIELD["model_span"]] = job.model_span
         self.outbox.schedule(buffer, protocol.result_tag(job.iteration), job.iteration, ready, link)
 
     def _corrupt(self, iteration: int, key: int, payload: np.ndarray) -> None:

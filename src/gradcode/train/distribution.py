@@ -1,0 +1,225 @@
+"""How the model reaches a flat code's workers (``runtime.distribution``).
+
+- ``isend``: the master sends the whole model to every worker, one ``Isend`` each: ``n``
+  copies through its port.
+- ``scatter``: the master sends worker ``j`` only chunk ``j`` of the model (``1 / n`` of it),
+  and worker ``j`` forwards it to every other worker as soon as it has it; a worker begins the
+  iteration once it holds every chunk. About one copy leaves the master's port and about one
+  passes each worker's link each way. A straggler forwards all the same: its injected delays
+  are naps in which it still polls every few milliseconds. A worker that never answers
+  (persistent, silent) would never forward, and one behind a slow link would hold everyone
+  back: the master sends *those* chunks to every worker itself (``covered``): the first from
+  the start, the second once a worker reported that chunk kept its model waiting
+  (``model_last``, ``model_wait``, ``model_span`` in its results' header), for the next
+  iterations (``gradcode.train.master``). The master's port carries ``1 + c`` copies for ``c``
+  covered chunks, instead of ``n``.
+- ``auto`` (the default): ``scatter`` where ``choose`` predicts it faster, else ``isend``.
+
+A chunk travels as ``[t, j, forward, values...]`` (``CHUNK_HEADER``) with tag
+``protocol.MODEL_CHUNK`` on the models' channel; ``forward`` is 1 when the receiving worker ``j``
+must pass it on. Chunks of an older iteration than the newest seen are dropped, and a chunk of a
+newer one abandons the model being assembled: the newest model wins, as with ``isend``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from gradcode.train.config import RunConfig
+from gradcode.train.runtime import RankContext
+
+#: a chunk's header: iteration, chunk index, whether its worker forwards it
+CHUNK_HEADER = 3
+#: below this many workers a forward saves too little of the master's port
+SCATTER_MIN_WORKERS = 4
+#: a chunk that held a worker's model back this long, and ``SLOW_CHUNK_FACTOR`` times as long
+#: as all the others took to come, is covered for the next ``COVER_ITERATIONS`` iterations,
+#: then tried again (measured on the emulated cluster, n = 8: in the normal course the last
+#: chunk comes 10-30 ms after the others; a 10 Mbit/s node's, a second after them)
+SLOW_CHUNK_WAIT = 0.05
+SLOW_CHUNK_FACTOR = 2.0
+COVER_ITERATIONS = 20
+
+
+def chunk_edges(length: int, parts: int) -> list[int]:
+    """Boundaries of ``parts`` contiguous chunks of ``length`` values (sizes differ by <= 1)."""
+    return [(length * j) // parts for j in range(parts + 1)]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The way chosen and why (``summary.json``'s ``distribution``)."""
+
+    way: str
+    reason: str
+    predicted: dict[str, float] | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        found: dict[str, object] = {"way": self.way, "reason": self.reason}
+        if self.predicted is not None:
+            found["predicted_seconds"] = self.predicted
+        return found
+
+
+def choose(
+    requested: str,
+    *,
+    workers: int,
+    features: int,
+    master_rate: float | None,
+    worker_rate: float | None,
+    flat: bool,
+    tolerant: bool,
+) -> Choice:
+    """``requested`` (``runtime.distribution``) resolved for this run.
+
+    ``auto`` takes ``scatter`` only where the links' rates are known (``network.links``), the
+    code is flat, failures are not tolerated (a dead worker's chunk is covered only once the
+    master knows, and a receive from any source then fails) and the model's time through the
+    master's port falls: ``n B / R_master`` against ``B / R_master + (n - 1) B / (n R_worker)``
+    (``B`` the model's bytes; ``isend``'s copies share the master's port, ``scatter``'s forwards
+    every worker's link), with at least ``SCATTER_MIN_WORKERS`` workers.
+    """
+    if requested == "isend":
+        return Choice("isend", "runtime.distribution: isend")
+    if not flat:
+        return Choice("isend", "the code's own tree carries its models")
+    if tolerant:
+        return Choice("isend", "faults.tolerate: a dead worker must not hold the others' chunks")
+    if requested == "scatter":
+        return Choice("scatter", "runtime.distribution: scatter")
+    if master_rate is None or worker_rate is None:
+        return Choice("isend", "auto: no link rates (network.links) to predict from")
+    if workers < SCATTER_MIN_WORKERS:
+        return Choice("isend", f"auto: fewer than {SCATTER_MIN_WORKERS} workers")
+    size = 8.0 * (features + 1)
+    predicted = {
+        "isend": workers * size / master_rate,
+        "scatter": size / master_rate + (workers - 1) * size / (workers * worker_rate),
+    }
+    way = "scatter" if predicted["scatter"] < predicted["isend"] else "isend"
+    return Choice(way, "auto: the faster prediction on the links", predicted)
+
+
+def distribution_choice(ctx: RankContext) -> Choice:
+    """``choose`` for this run (every rank derives the same)."""
+    config = ctx.plan.config
+    links = config.network.links if config.network is not None else None
+    return choose(
+        config.runtime.distribution,
+        workers=ctx.plan.workers,
+        features=ctx.features,
+        master_rate=links.master_rate if links is not None else None,
+        worker_rate=links.rate if links is not None else None,
+        flat=ctx.plan.topology == "flat",
+        tolerant=ctx.tolerant,
+    )
+
+
+class ChunkSplitter:
+    """The master's side: the chunks of one model, each a buffer of its own (``Isend``s keep
+    them alive until they complete)."""
+
+    def __init__(self, features: int, workers: int) -> None:
+        self.workers = workers
+        self.edges = chunk_edges(features, workers)
+
+    def chunks(self, model: np.ndarray, covered: Iterable[int]) -> list[np.ndarray]:
+        """``model`` (``[t, point...]``) as ``workers`` chunk messages; a covered chunk's
+        ``forward`` flag is 0."""
+        covered = set(covered)
+        point = model[1:]
+        out = []
+        for j in range(self.workers):
+            lo, hi = self.edges[j], self.edges[j + 1]
+            buffer = np.empty(CHUNK_HEADER + hi - lo)
+            buffer[0], buffer[1], buffer[2] = model[0], j, 0.0 if j in covered else 1.0
+            buffer[CHUNK_HEADER:] = point[lo:hi]
+            out.append(buffer)
+        return out
+
+
+class Covering:
+    """Which chunks the master sends to every worker itself: those of workers that never answer
+    (``never(worker, t)``: persistent, silent from ``t``), and for ``COVER_ITERATIONS`` those a
+    worker reported slow (``observe``)."""
+
+    def __init__(self, workers: int, never: Callable[[int, int], bool]) -> None:
+        self.workers, self.never = workers, never
+        self.until: dict[int, int] = {}
+
+    @classmethod
+    def of(cls, config: RunConfig, workers: int) -> Covering:
+        faults, persistent = config.faults, set(config.stragglers.persistent)
+
+        def never(worker: int, t: int) -> bool:
+            silent = faults.silent_from(worker) if faults is not None else None
+            return worker in persistent or (silent is not None and silent <= t)
+
+        return cls(workers, never)
+
+    def chunks(self, t: int) -> list[int]:
+        """The chunks covered in iteration ``t``."""
+        return [w for w in range(self.workers) if self.never(w, t) or self.until.get(w, -1) > t]
+
+    def observe(self, t: int, reports: Iterable[tuple[int, float, float]]) -> list[int]:
+        """Iteration ``t``'s reports ``(model_last, model_wait, model_span)``, one per result:
+        the chunks found slow, covered from ``t + 1`` for ``COVER_ITERATIONS`` iterations."""
+        slow = sorted(
+            {
+                last
+                for last, wait, span in reports
+                if last >= 0 and wait > max(SLOW_CHUNK_WAIT, SLOW_CHUNK_FACTOR * span)
+            }
+        )
+        for chunk in slow:
+            self.until[chunk] = t + 1 + COVER_ITERATIONS
+        return slow
+
+
+class ModelAssembler:
+    """A worker's side: chunks in, the whole model out once every chunk of its iteration is
+    in hand (``[t, point...]``, as ``isend`` delivers it)."""
+
+    def __init__(self, features: int, workers: int) -> None:
+        self.workers = workers
+        self.edges = chunk_edges(features, workers)
+        self.iteration = -1
+        self.model = np.empty(1 + features)
+        self.have: set[int] = set()
+        self._arrived: list[float] = []
+        #: of the last model completed: the chunk that completed it, and how long every other
+        #: chunk had been in hand by then (the sender reports both: ``model_last``,
+        #: ``model_wait``), and since the first chunk came until the one before the last
+        self.last, self.wait, self.span = -1, 0.0, 0.0
+
+    @property
+    def assembling(self) -> bool:
+        """Some chunks of a model are in hand, not all."""
+        return 0 < len(self.have) < self.workers
+
+    def take(self, chunk: np.ndarray, latest: int, now: float) -> np.ndarray | None:
+        """Add ``chunk`` (taken at ``now``); the complete model when it was the last one
+        missing, else ``None``. Chunks of iterations up to ``latest`` (begun already) or older
+        than the one being assembled are dropped."""
+        t, j = int(chunk[0]), int(chunk[1])
+        if t <= latest or t < self.iteration or (t == self.iteration and j in self.have):
+            return None
+        if t > self.iteration:
+            self.iteration, self.have, self._arrived = t, set(), []
+            self.model = np.empty_like(self.model)  # the previous one may still be in use
+            self.model[0] = t
+        lo, hi = self.edges[j], self.edges[j + 1]
+        self.model[1 + lo : 1 + hi] = chunk[CHUNK_HEADER:]
+        self.have.add(j)
+        self._arrived.append(now)
+        if len(self.have) < self.workers:
+            return None
+        arrived = self._arrived
+        self.last = j
+        self.wait = arrived[-1] - arrived[-2] if len(arrived) > 1 else 0.0
+        self.span = arrived[-2] - arrived[0] if len(arrived) > 1 else 0.0
+        return self.model
