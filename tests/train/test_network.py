@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from gradcode.train.protocol import H
 from tests.helpers.mpi import base_run, run_config, write_run
 
 pytestmark = pytest.mark.mpi
@@ -99,7 +100,7 @@ def test_check_prints_the_links_and_their_prediction(tmp_path, logistic_data, ca
     )
     assert invoke(["train", "check", str(write_run(tmp_path / "links.yaml", run))]) == 0
     out = capsys.readouterr().out
-    nbytes = 8 * (16 + 9)  # 16 features and the runtime's header
+    nbytes = 8 * (16 + H)  # 16 features and the runtime's header
     assert f"a result message ({nbytes} B) takes {(0.5 + nbytes / 1000) * 1e3:.3g} ms" in out
     assert f"{(0.5 + 4 * nbytes / 1000) * 1e3:.3g} ms when all 4 arrive together" in out
     run["network"] = {}
