@@ -220,6 +220,12 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     plain = write_run(tmp_path / "p", "uncoded", {"n": 4}, **TRUTH, iterations=10, seed=12)
     with pytest.raises(UserError, match="not a flat run over real links"):
         fit_runs([plain], model="shared-links")
+    summary = json.loads((run / "summary.json").read_text())
+    summary["distribution"] = {"way": "scatter"}
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert fit_runs([run], bootstrap=20).model == "master-worker"  # no link is readable
+    with pytest.raises(UserError, match=r"went as copies \(runtime.distribution: isend\)"):
+        fit_runs([run], model="shared-links")
 
 
 def test_a_run_file_injects_a_fitted_spec_without_its_overhead(tmp_path):

@@ -155,6 +155,9 @@ class RunObservations:
     upload_seconds_per_byte: tuple[tuple[float, ...], ...] = ()
     #: per iteration, the master's sending rate of the model (one clock; ``fit.links``)
     downloads: tuple[float, ...] = ()
+    #: how the model reached the workers (``summary.json``'s ``distribution``; before it was
+    #: recorded, copies: ``isend``)
+    distribution: str = "isend"
     #: a tree run's iterations, for the KS bootstrap that replays its decision
     tree: TreeIterations | None = None
 
@@ -264,6 +267,7 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
         download_rate=float(np.median(downloads)) if downloads else None,
         upload_seconds_per_byte=tuple(tuple(1.0 / rate for rate in r) for r in rates),
         downloads=tuple(downloads),
+        distribution=str(summary.get("distribution", {}).get("way", "isend")),
         model_received=tuple(float(np.median(r)) if r else None for r in received),
         injected=dict(stragglers),
         start_order=tuple(np.median(orders, axis=0).tolist()) if orders else None,

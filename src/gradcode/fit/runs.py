@@ -303,14 +303,20 @@ def fit_runs(
             "delay apart, a flat run only their sum; fit them separately"
         )
     fit = _fit_separable if all(separable) else _fit_joint
-    on_links = [run.links and run.one_clock and run.topology == "flat" for run in runs]
+    # the master's link is read off n copies of the model leaving it, and a worker's off its
+    # least contended result: a scattered model (one copy, every worker at once) gives neither
+    on_links = [
+        run.links and run.one_clock and run.topology == "flat" and run.distribution == "isend"
+        for run in runs
+    ]
     if model == "auto":
         model = "shared-links" if all(on_links) else "master-worker"
     elif model == "shared-links" and not all(on_links):
         other = runs[on_links.index(False)]
         raise UserError(
-            f"{other.directory}: not a flat run over real links with one clock; the "
-            "shared-links model needs the links' measured transfers"
+            f"{other.directory}: not a flat run over real links with one clock whose model went "
+            "as copies (runtime.distribution: isend); the shared-links model needs the links' "
+            "measured transfers"
         )
     rng = np.random.default_rng(seed)
     pooled_fit = fit(pooled(runs), comm, confidence=confidence, bootstrap=bootstrap, rng=rng)
