@@ -33,12 +33,10 @@ import time
 import numpy as np
 from mpi4py import MPI
 
+from gradcode.train.distribution import chunk_edges
+
 WAYS = ("isend", "ibcast", "scatter")
 CHUNK_TAG = 100
-
-
-def chunk_edges(length: int, parts: int) -> list[int]:
-    return [(length * j) // parts for j in range(parts + 1)]
 
 
 def poll_until_done(requests: list[MPI.Request], busy_until: float, args) -> float:

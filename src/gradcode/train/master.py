@@ -325,10 +325,11 @@ class Master:
             for child_rank, world_rank in self.child_ranks
             if self.failures is None or not self.failures.dead(world_rank)
         ]
-        if self.splitter is None or self.covering is None:
+        if self.covering is None:
             for child_rank, _ in live:
                 self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
             return None
+        assert self.splitter is not None  # set with covering: scatter
         covered = self.covering.chunks(t)
         for j, chunk in enumerate(self.splitter.chunks(model, covered)):
             targets = live if j in covered else [self.child_ranks[j]]

@@ -32,6 +32,7 @@ from mpi4py import MPI
 
 from gradcode.optim import State
 from gradcode.train import protocol
+from gradcode.train.distribution import chunk_edges
 from gradcode.train.failures import CannotContinue
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
@@ -64,11 +65,6 @@ def ring_comm(world: MPI.Comm) -> MPI.Comm:
     """The workers' communicator (ring rank = world rank - 1); ``COMM_NULL`` on rank 0."""
     rank = world.Get_rank()
     return world.Split(MPI.UNDEFINED if rank == 0 else 1, rank)
-
-
-def chunk_edges(length: int, parts: int) -> list[int]:
-    """Boundaries of ``parts`` contiguous chunks of ``length`` entries (sizes differ by <= 1)."""
-    return [(length * j) // parts for j in range(parts + 1)]
 
 
 def sleep_until(deadline: float) -> None:
