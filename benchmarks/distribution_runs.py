@@ -1,7 +1,9 @@
-"""Training runs on the emulated cluster with each way of distributing the model (issue 20).
+"""Training runs on the emulated cluster with each way of distributing the model and of
+collecting the results (issue 20).
 
-For every scheme of ``--schemes`` (default: issue 20's flat codes at ``--n`` workers) and every
-way of ``--ways``, trains ``--iterations`` iterations of paper 000's setting (l = 125,000,
+For every scheme of ``--schemes`` (default: issue 20's flat codes at ``--n`` workers), every
+way of ``--ways`` (``runtime.distribution``) and of ``--collections``
+(``runtime.collection``), trains ``--iterations`` iterations of paper 000's setting (l = 125,000,
 T1 = 1.6 + Exp(0.8) units of 5 ms injected, the links' own communication), one rank per node,
 and prints the median time per iteration, its link-limited floor
 (``gradcode.train.timings.link_floor``) and their ratio, and how many chunks the master covered
@@ -45,6 +47,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=8)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--ways", nargs="+", default=["isend", "scatter"])
+    parser.add_argument("--collections", nargs="+", default=["push"])
     parser.add_argument("--schemes", nargs="+", default=None)
     parser.add_argument("--iterations", type=int, default=15)
     parser.add_argument("--skip", type=int, default=2)
@@ -62,52 +65,54 @@ def main() -> None:
     chosen = schemes(args.n)
     names = args.schemes or list(chosen)
     print(
-        f"{'run':16s} {'way':8s} {'measured s':>10s} {'floor s':>8s} {'ratio':>6s} {'covered':>7s}"
+        f"{'run':16s} {'way':8s} {'results':7s} {'measured s':>10s} {'floor s':>8s} "
+        f"{'ratio':>6s} {'covered':>7s}"
     )
-    for name in names:
-        for way in args.ways:
-            folder = args.out / f"{name}-{way}"
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(parents=True)
-            run = {
-                "name": f"{name}-{way}",
-                "iterations": args.iterations,
-                "data": {"prepared": str(data)},
-                "model": {"kind": "logistic"},
-                "optimizer": {"kind": "gd", "step": 1.0},
-                "scheme": chosen[name],
-                "stragglers": {
-                    "model": "master-worker",
-                    "params": {"lambda1": 0.8, "t1": 1.6},
-                    "time_unit": 0.005,
-                },
-                "network": {"links": {"rate": args.rate, "master_rate": args.master_rate}},
-                "log": {"metrics_every": 0},
-                "checkpoint": {"every": 0},
-                "runtime": {"distribution": way},
-            }
-            run_file = folder / "run.yaml"
-            run_file.write_text(yaml.safe_dump(run))
-            ranks = build_plan(load_config(run_file)).workers + 1
-            command = ["gradcode", "cluster", "mpiexec", "-n", str(ranks), "--"]
-            command += [sys.executable, "-m", "gradcode", "train", "run", str(run_file)]
-            command += ["--out", str(folder)]
-            subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
-            config = load_config(run_file)
-            plan = build_plan(config)
-            links = config.network.links
-            assert links is not None
-            summary = json.loads((folder / "summary.json").read_text())
-            features = summary["data"]["features"]
-            records = read_log(folder)[args.skip :]
-            measured = np.median([r["iteration_time"] for r in records])
-            floor = np.median([link_floor(plan.code, r, links, features).total for r in records])
-            covered = np.mean([len(r.get("covered", [])) for r in records])
-            print(
-                f"{name:16s} {summary['distribution']['way']:8s} {measured:10.3f} "
-                f"{floor:8.3f} {measured / floor:6.2f} {covered:7.1f}",
-                flush=True,
-            )
+    runs = [(n, w, c) for n in names for w in args.ways for c in args.collections]
+    for name, way, collection in runs:
+        folder = args.out / f"{name}-{way}-{collection}"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        run = {
+            "name": f"{name}-{way}-{collection}",
+            "iterations": args.iterations,
+            "data": {"prepared": str(data)},
+            "model": {"kind": "logistic"},
+            "optimizer": {"kind": "gd", "step": 1.0},
+            "scheme": chosen[name],
+            "stragglers": {
+                "model": "master-worker",
+                "params": {"lambda1": 0.8, "t1": 1.6},
+                "time_unit": 0.005,
+            },
+            "network": {"links": {"rate": args.rate, "master_rate": args.master_rate}},
+            "log": {"metrics_every": 0},
+            "checkpoint": {"every": 0},
+            "runtime": {"distribution": way, "collection": collection},
+        }
+        run_file = folder / "run.yaml"
+        run_file.write_text(yaml.safe_dump(run))
+        ranks = build_plan(load_config(run_file)).workers + 1
+        command = ["gradcode", "cluster", "mpiexec", "-n", str(ranks), "--"]
+        command += [sys.executable, "-m", "gradcode", "train", "run", str(run_file)]
+        command += ["--out", str(folder)]
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
+        config = load_config(run_file)
+        plan = build_plan(config)
+        links = config.network.links
+        assert links is not None
+        summary = json.loads((folder / "summary.json").read_text())
+        features = summary["data"]["features"]
+        records = read_log(folder)[args.skip :]
+        measured = np.median([r["iteration_time"] for r in records])
+        floor = np.median([link_floor(plan.code, r, links, features).total for r in records])
+        covered = np.mean([len(r.get("covered", [])) for r in records])
+        print(
+            f"{name:16s} {summary['distribution']['way']:8s} "
+            f"{summary['collection']['way']:7s} {measured:10.3f} "
+            f"{floor:8.3f} {measured / floor:6.2f} {covered:7.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -98,9 +98,11 @@ def test_iteration_times_set_every_logged_iteration_beside_both_models():
     links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=0.0)
     code = build("uncoded", n=2)
     messages = [{"key": w, "started": 0.5, "compute": 0.0, "injected_compute": 0.1} for w in (0, 1)]
-    records = [{"iteration_time": 1.5, "messages": messages}] * 3
+    for message in messages:
+        message |= {"worker": message["key"], "bytes": 800}
+    records = [{"iteration_time": 1.5, "messages": messages, "used": [0, 1]}] * 3
     times = iteration_times(code, records, links, 100)
-    assert set(times) == {"measured", "predicted", "after_download"}
+    assert set(times) == {"measured", "predicted", "after_download", "floor"}
     assert all(values.shape == (3,) for values in times.values())
     assert times["measured"] == pytest.approx([1.5] * 3)
     # from the logged start: ready at 0.5 + 0.1, then 800 bytes and the runtime's header at
@@ -224,3 +226,79 @@ def test_message_transfers_show_incast_at_the_master():
     record["messages"][0]["transfer"] = 0.001
     measured, model = message_transfers(code, record, links, features)
     assert measured.size == 1 and model == pytest.approx([size / rate])
+
+
+def _started(workers, started=0.0, work=0.0, used=()):
+    return {
+        "used": list(used),
+        "messages": [
+            {
+                "key": w,
+                "worker": w,
+                "bytes": 800 + 8 * H,
+                "started": started,
+                "compute": 0.0,
+                "injected_compute": work,
+            }
+            for w in range(workers)
+        ],
+    }
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.01])
+def test_the_model_after_the_measured_download_pulls_what_the_code_needs(latency):
+    links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=latency)
+    code = build("frc", n=4, s=1)  # groups (0, 1), (2, 3): one of each
+    record = _started(4)
+
+    def after(collection):
+        return predicted_after_download(
+            code, record, links, 100, header_bytes=0, collection=collection
+        )
+
+    # push: 4 x 800 bytes share 2000 B/s (500 each); pull: 2 of them, each at its own 1000
+    assert after("push") == pytest.approx(latency + 1.6)
+    assert predicted_after_download(code, record, links, 100, header_bytes=0) == after("push")
+    assert after("pull") == pytest.approx(3 * latency + 0.8)
+    # worker 0 starts late: its group's other one (1) is pulled instead, as soon
+    record["messages"][0]["started"] = 10.0
+    assert after("pull") == pytest.approx(3 * latency + 0.8)
+    with pytest.raises(ValueError, match=r"parameters\.collection: must be one of"):
+        after("poll")
+
+
+def test_iteration_times_pass_the_collection_to_both_models():
+    latency, size = 0.01, 800 + 8 * H
+    links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=latency)
+    code = build("frc", n=4, s=1)
+    records = [{"iteration_time": 3.0, **_started(4, started=0.5, work=0.1, used=[0, 2])}] * 2
+    times = iteration_times(code, records, links, 100, collection="pull")
+    # the floor: one model through a worker's link, the work, the 2 used results through the
+    # master's port, all at the links' payload rate
+    rate, master = 1000 * PAYLOAD_FRACTION, 2000 * PAYLOAD_FRACTION
+    floor = latency + 8 * 101 / rate + 0.1 + latency + max(2 * size / master, size / rate)
+    assert times["floor"] == pytest.approx([floor] * 2)
+    # the model's own download: 4 copies of 808 bytes at 500 B/s each; then 0.1 s of work,
+    # the notice, the PULL, 2 results at 1000 B/s each, received
+    download = latency + 8 * 101 / 500
+    assert times["predicted"] == pytest.approx([download + 0.1 + 3 * latency + size / 1000] * 2)
+    assert times["after_download"] == pytest.approx([0.5 + 0.1 + 3 * latency + size / 1000] * 2)
+    pushed = iteration_times(code, records, links, 100)
+    assert pushed["predicted"] == pytest.approx([download + 0.1 + latency + size / 500] * 2)
+    assert pushed["after_download"] == pytest.approx([0.6 + latency + size / 500] * 2)
+
+
+def test_predicted_links_time_pulls_for_flat_codes_only():
+    from gradcode.train.timings import predicted_links_time
+
+    links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=0.0)
+    code = build("ye-abbe", n=4, d=4, s=3, m=1)  # any one of 4
+    record = _started(4, work=0.2)
+    download = 4 * 8 * 101 / 2000  # 4 copies share the master's 2000 B/s
+    got = predicted_links_time(code, record, links, 100, header_bytes=0, collection="pull")
+    assert got == pytest.approx(download + 0.2 + 800 / 1000)
+    pushed = predicted_links_time(code, record, links, 100, header_bytes=0)
+    assert pushed == pytest.approx(download + 0.2 + 4 * 800 / 2000)  # all 4 share the port
+    tree = build("coded-reduce", n=2, L=2, s=1)
+    with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat codes"):
+        predicted_links_time(tree, record, links, 100, collection="pull")

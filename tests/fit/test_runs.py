@@ -226,6 +226,10 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     assert fit_runs([run], bootstrap=20).model == "master-worker"  # no link is readable
     with pytest.raises(UserError, match=r"went as copies \(runtime.distribution: isend\)"):
         fit_runs([run], model="shared-links")
+    summary["collection"] = {"way": "pull"}
+    (run / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(UserError, match=r"were pulled \(runtime.collection: pull\)"):
+        fit_runs([run], bootstrap=20)
 
 
 def test_a_run_file_injects_a_fitted_spec_without_its_overhead(tmp_path):

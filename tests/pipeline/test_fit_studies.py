@@ -72,6 +72,7 @@ def test_the_recommended_run_is_the_calibration_run_with_the_best_scheme(tmp_pat
         "name": "study/recommended",
         "iterations": 30,
         "scheme": {"name": "frc", "params": {"n": 8, "s": 3}},
+        "runtime": {"collection": "push"},  # as the fitted models predict
     }
     (tmp_path / "rec.json").write_text(json.dumps({"best": None}))
     with pytest.raises(UserError, match="recommends no code"):

@@ -118,6 +118,23 @@ def test_download_then_compute_then_upload():
     assert outcome.times[0] == pytest.approx(download + compute + upload)
 
 
+@pytest.mark.parametrize(("master", "latency"), [(2 * R, 0.0), (2 * R, 0.002), (R / 4, 0.0)])
+def test_a_scattered_model_is_pipelined_through_the_busiest_link(master, latency):
+    n = 8
+    model = LinksModel(
+        rate=R, master_rate=master, features=L, latency=latency, distribution="scatter"
+    )
+    run = model.prepare(build("uncoded", n=n))
+    size = 8 * (L + 1)
+    chunks = size / master  # n chunks of size / n share the master's link (each under R)
+    forwards = (n - 1) * size / (n * R)  # a forwarder's link sends its chunk n - 1 times
+    whole = size / R  # a worker's link receives the whole model
+    expected = 2 * latency + max(chunks, forwards, whole)
+    assert run.downloads() == pytest.approx(np.full(n, expected))
+    # on fast links the master's is the bottleneck, with a slow one its chunks
+    assert expected == pytest.approx(2 * latency + (whole if master >= R else chunks))
+
+
 def test_spread_out_readiness_sends_each_message_alone():
     # per-worker a: ready at 1, 2, 3, 4 ms (400 points each... of 1600), far apart
     gap = 0.01
@@ -203,3 +220,139 @@ def test_measured_starts_replace_the_download_dealt_in_a_random_order():
         LinksModel(rate=1e6, features=10, starts=starts)
     with pytest.raises(ValueError, match=r"parameters\.starts: describes 4 workers but"):
         model.check(build("uncoded", n=5))
+
+
+# -- collection: pull ---------------------------------------------------------------------
+# identical deterministic workers: each computes ``A * DATA * fraction`` seconds; the model
+# (8 (L + 1) bytes) to all n workers shares the master's link (each capped at its own)
+A, DATA = 1e-5, 800
+MODEL = 8 * (L + 1)
+
+
+def _download(n, latency, master):
+    """When every worker holds the model: n copies share ``master``, each at most R."""
+    return latency + MODEL / min(R, master / n)
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.003])
+@pytest.mark.parametrize("download", [False, True])
+def test_pull_moves_one_result_per_frc_group_through_the_masters_port(latency, download):
+    code = build("frc", n=8, s=1)  # groups of 2 workers, 1 needed each; 2/8 of the data
+    start = _download(8, latency, R) if download else 0.0
+    ready = start + A * DATA * 2 / 8
+    pull = LinksModel(
+        rate=R, features=L, latency=latency, download=download, a=A, data=DATA, collection="pull"
+    )
+    push = LinksModel(rate=R, features=L, latency=latency, download=download, a=A, data=DATA)
+    pulled, pushed = _run(pull, code), _run(push, code)
+    # notice (latency), PULL back (latency), 4 payloads share the port, received (latency)
+    assert pulled.times[0] == pytest.approx(ready + 3 * latency + 4 * B / R)
+    assert pulled.messages[0] == 4
+    assert pushed.times[0] == pytest.approx(ready + latency + 8 * B / R)
+    assert pushed.messages[0] == 8
+    # ties go to the first key of every group: workers 0, 2, 4, 6
+    arrivals = pull.prepare(code).message_arrivals(pull.sample(np.random.default_rng(0), 1, 8))
+    assert np.isfinite(arrivals[0]).tolist() == [True, False] * 4
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.003])
+@pytest.mark.parametrize("download", [False, True])
+@pytest.mark.parametrize("master", [R / 2, 4 * R])
+def test_pull_moves_one_ye_abbe_result_when_any_one_decodes(latency, download, master):
+    code = build("ye-abbe", n=8, d=8, s=7, m=1)  # any 1 of 8; every worker all the data
+    model = LinksModel(
+        rate=R,
+        master_rate=master,
+        features=L,
+        latency=latency,
+        download=download,
+        a=A,
+        data=DATA,
+        collection="pull",
+    )
+    start = _download(8, latency, master) if download else 0.0
+    outcome = _run(model, code)
+    expected = start + A * DATA + 3 * latency + B / min(R, master)
+    assert outcome.times[0] == pytest.approx(expected)
+    assert outcome.messages[0] == 1
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.003])
+@pytest.mark.parametrize("download", [False, True])
+def test_pulling_every_uncoded_result_costs_one_round_trip_more(latency, download):
+    # the master needs all of them: every payload flows as pushed, 2 latencies later
+    code = build("uncoded", n=4)
+    common = dict(rate=R, features=L, latency=latency, download=download, a=A, mu=1e4, data=400)
+    pull = LinksModel(**common, collection="pull")
+    push = LinksModel(**common)
+    pulled, pushed = _run(pull, code, trials=20), _run(push, code, trials=20)
+    np.testing.assert_allclose(pulled.times, pushed.times + 2 * latency)
+    assert pulled.messages.tolist() == pushed.messages.tolist() == [4] * 20
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.003])
+@pytest.mark.parametrize("download", [False, True])
+def test_pull_does_not_wait_for_nor_share_the_port_with_a_crc_straggler(latency, download):
+    # CRC n=8 s=1: any 7 of 8, each worker 2/8 of the data (200 points); worker 7 is ready
+    # 2 b / R after the others (pushed, when each of theirs has 2 b / 7 through at R / 7)
+    fast = A * DATA * 2 / 8
+    slow = fast + 2 * B / R
+    code = build("crc", n=8, s=1)
+    common = dict(
+        rate=R,
+        features=L,
+        latency=latency,
+        download=download,
+        a=[A] * 7 + [slow / (DATA * 2 / 8)],
+        data=DATA,
+    )
+    start = _download(8, latency, R) if download else 0.0
+    pull = LinksModel(**common, collection="pull")
+    outcome = _run(pull, code)
+    # the 7 fast notices come first: their payloads share the port alone (7 b / R)
+    assert outcome.times[0] == pytest.approx(start + fast + 3 * latency + 7 * B / R)
+    assert outcome.messages[0] == 7
+    arrivals = pull.prepare(code).message_arrivals(pull.sample(np.random.default_rng(0), 1, 8))
+    assert np.isfinite(arrivals[0]).tolist() == [True] * 7 + [False]
+    # pushed, the straggler's flow joins after 2 b / R: each fast one then has 5 b / 7 left
+    # at R / 8, done after 40 b / (7 R) more
+    pushed = _run(LinksModel(**common), code)
+    assert pushed.times[0] == pytest.approx(start + fast + latency + (2 + 40 / 7) * B / R)
+
+
+def test_a_pulled_message_does_not_wait_for_its_workers_unpulled_one():
+    from gradcode.timing.links import Pulls, collect
+
+    # worker 0 sends messages 0 then 1, worker 1 message 2; groups (0, 2) and (1,), 1 each
+    pulls = Pulls((np.array([0, 2]), np.array([1])), (1, 1))
+    ready = np.array([[1.0, 2.0, 0.5]])  # message 2's notice beats message 0's
+    got = collect(ready, [1, 1, 1], [1, 1, 1], 10.0, [-1, 0, -1], 0.0, pulls)
+    np.testing.assert_allclose(got, [[np.inf, 3.0, 1.5]])
+    # both of worker 0's pulled: one after the other through its own link
+    pulls = Pulls((np.array([0]), np.array([1])), (1, 1))
+    got = collect(np.zeros((1, 2)), [1, 1], [1, 1], 10.0, [-1, 0], 0.5, pulls)
+    np.testing.assert_allclose(got, [[1.0 + 1.5, 2.0 + 1.5]])
+    # ties in a group go to the first key, whatever the group's order
+    pulls = Pulls((np.array([0, 1]),), (1,))
+    got = collect(np.zeros((1, 2)), [1, 1], [1, 1], 10.0, None, 0.0, pulls)
+    np.testing.assert_allclose(got, [[1.0, np.inf]])
+
+
+def test_collection_is_validated_and_kept():
+    model = model_from_spec("shared-links", {"rate": R, "features": L, "collection": "pull"})
+    assert model.collection == "pull" and model.params()["collection"] == "pull"
+    assert LinksModel(rate=R, features=L).params()["collection"] == "push"
+    assert LinksModel.collection == "push"  # for subclasses that skip the constructor
+    with pytest.raises(ValueError, match=r"parameters\.collection: must be one of push, pull"):
+        model_from_spec("shared-links", {"rate": R, "features": L, "collection": "poll"})
+    binary = build("binary", n=8, s=1)
+    assert binary.completion_rule() is None
+    with pytest.raises(
+        ValueError, match=r"parameters\.collection: pull needs a completion rule, and binary"
+    ):
+        model.check(binary)
+    for tree in (build("coded-reduce", n=2, L=2, s=1), build("ring-allreduce", n=4)):
+        with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat codes"):
+            model.prepare(tree)
+    # push takes them all, as before
+    LinksModel(rate=R, features=L).check(binary)

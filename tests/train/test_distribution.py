@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from gradcode.train.config import load_config
-from gradcode.train.distribution import ChunkSplitter, Covering, ModelAssembler, choose
+from gradcode.train.distribution import (
+    ChunkSplitter,
+    Covering,
+    ModelAssembler,
+    choose,
+    scatter_pieces,
+)
 from gradcode.train.reference import serial_trajectory
 from tests.helpers.mpi import LATE, base_run, relative_errors, run_config
 
@@ -21,7 +27,7 @@ def _model(t: int, features: int) -> np.ndarray:
 def test_chunks_reassemble_the_model_in_any_order_and_the_newest_wins():
     features, workers = 11, 4
     splitter = ChunkSplitter(features, workers)
-    first = splitter.chunks(_model(3, features), covered=[2])
+    first = [chunk for _, chunk in splitter.chunks(_model(3, features), covered=[2])]
     assert [c[2] for c in first] == [1.0, 1.0, 0.0, 1.0]  # a covered chunk is not forwarded
     assert sum(c.size - 3 for c in first) == features
     assembler = ModelAssembler(features, workers)
@@ -33,8 +39,8 @@ def test_chunks_reassemble_the_model_in_any_order_and_the_newest_wins():
     assert assembler.take(first[1], latest=3, now=0.0) is None  # a duplicate: 3 began
     # iteration 5 starts before 4 is complete: 4 is abandoned, and a late chunk of 4 dropped
     fourth, fifth = (
-        splitter.chunks(_model(4, features), []),
-        splitter.chunks(_model(5, features), []),
+        [chunk for _, chunk in splitter.chunks(_model(4, features), [])],
+        [chunk for _, chunk in splitter.chunks(_model(5, features), [])],
     )
     assert assembler.take(fourth[0], latest=3, now=0.0) is None
     assert assembler.take(fifth[3], latest=3, now=0.0) is None
@@ -43,6 +49,24 @@ def test_chunks_reassemble_the_model_in_any_order_and_the_newest_wins():
         assert assembler.take(chunk, latest=3, now=0.0) is None
     np.testing.assert_array_equal(assembler.take(fifth[2], latest=3, now=0.0), _model(5, features))
     np.testing.assert_array_equal(done, _model(3, features))  # the earlier model was not reused
+
+
+def test_pieces_go_every_workers_first_then_every_workers_second_and_report_their_chunk():
+    features, workers, pieces = 50, 4, 3
+    assert scatter_pieces(125_000, 8) == 7  # 125 KB chunks in pieces of 16 KiB or more
+    assert scatter_pieces(40, 8) == 1 and scatter_pieces(10**7, 2) == 8
+    splitter = ChunkSplitter(features, workers, pieces)
+    sent = splitter.chunks(_model(2, features), covered=[1])
+    assert [owner for owner, _ in sent] == [0, 1, 2, 3] * 3
+    assert [c[2] for owner, c in sent] == [0.0 if owner == 1 else 1.0 for owner, _ in sent]
+    assert sum(c.size - 3 for _, c in sent) == features
+    assembler = ModelAssembler(features, workers, pieces)
+    order = [5, 0, 11, 3, 7, 1, 9, 2, 10, 4, 8, 6]  # piece 6 (worker 2's chunk) comes last
+    for c in order[:-1]:
+        assert assembler.take(sent[c][1], latest=1, now=float(c)) is None
+    done = assembler.take(sent[6][1], latest=1, now=20.0)
+    np.testing.assert_array_equal(done, _model(2, features))
+    assert assembler.last == 2 and assembler.wait == 20.0 - 8.0
 
 
 def test_a_slow_chunk_is_covered_for_a_while_and_a_silent_workers_from_its_silence():

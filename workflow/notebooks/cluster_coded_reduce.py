@@ -58,17 +58,26 @@ for run in records:
     links = load_config(folder / "run.yaml").network.links
     features = run.summary["data"]["features"]
     log = read_log(folder)[SKIP:]
+    # the ways the run's model went and its results came (summary.json; trees and rings: isend,
+    # push)
+    way = run.summary.get("distribution", {}).get("way", "isend")
+    got = run.summary.get("collection", {}).get("way", "push")
     result = {
         "run": run,
         "code": code,
         "measured": np.array([r["iteration_time"] for r in log]),
-        "predicted": np.array([predicted_links_time(code, r, links, features) for r in log]),
+        "predicted": np.array(
+            [
+                predicted_links_time(code, r, links, features, distribution=way, collection=got)
+                for r in log
+            ]
+        ),
     }
     if code.capabilities.topology == "flat":
         result["after_download"] = np.array(
-            [predicted_after_download(code, r, links, features) for r in log]
+            [predicted_after_download(code, r, links, features, collection=got) for r in log]
         )
-        pairs = [message_transfers(code, r, links, features) for r in log]
+        pairs = [message_transfers(code, r, links, features, collection=got) for r in log]
         result["transfer"] = np.concatenate([p[0] for p in pairs])
         result["transfer_model"] = np.concatenate([p[1] for p in pairs])
     steps = [m.get("step_time", 0.0) for r in log for m in r["messages"]]

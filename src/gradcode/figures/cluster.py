@@ -13,6 +13,10 @@ Rate sweep. ``gradcode cluster rate`` runs the probe at several rates on one clu
 ``cluster_link_rates``, an index of the probes' ``links.json``); ``read_sweep`` loads them,
 ``sweep_rows`` puts every median beside the model at its own stated rate, and ``sweep_fits``
 sets each direction's fitted payload rate beside the stated one.
+
+Collection. ``predicted_links_time``, ``predicted_after_download`` and ``iteration_times``
+take the way the run's results reached the master (``collection``: ``push`` or ``pull``, the
+run's ``runtime.collection`` as resolved, ``summary.json``'s) and give it to the model.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.timing.links import PAYLOAD_FRACTION, fair_finish, message_time
+from gradcode.timing.links import PAYLOAD_FRACTION, message_time
 from gradcode.train.config import LinksConfig
 from gradcode.train.protocol import H
 from gradcode.train.timings import (
+    link_floor,
     links_flat_run,
     logged_key,
     logged_work,
@@ -154,24 +159,21 @@ def predicted_after_download(
     features: int,
     *,
     header_bytes: float = 8 * H,
+    collection: str = "push",
 ) -> float:
     """The ``shared-links`` model's iteration time for a flat scheme's logged iteration with
     the model's download replaced by the measured one: each logged message is ready at its
     worker's logged ``started`` (when it had the model) plus its ``compute`` and
-    ``injected_compute``, and the results share the master's link as the model says.
+    ``injected_compute``, and the results share the master's link as the model says
+    (``collection``: pushed, or pulled as the code's completion rule needs them).
     Messages the master never took off the wire are left out (as never sent), so where the
     scheme decodes from few of them the upload is optimistic; it separates how the model
     shares the download from how it shares the upload."""
-    model, run = links_flat_run(code, links, features, header_bytes, download=False)
-    ready = logged_work(code, record, from_start=True)
-    finish = fair_finish(
-        ready,
-        np.full(ready.size, run.size),
-        run.rates[run.worker],
-        model.master_rate,
-        run.after,
+    _, run = links_flat_run(
+        code, links, features, header_bytes, download=False, collection=collection
     )
-    return float(code.completion_times((model.latency + finish)[None, :])[0])
+    arrivals = run.collect(logged_work(code, record, from_start=True)[None, :])
+    return float(code.completion_times(arrivals)[0])
 
 
 def iteration_times(
@@ -180,22 +182,31 @@ def iteration_times(
     links: LinksConfig,
     features: int,
     distribution: str = "isend",
+    collection: str = "push",
 ) -> dict[str, np.ndarray]:
     """Per logged iteration of a flat scheme's run: ``measured`` (its ``iteration_time``),
     ``predicted`` (``predicted_links_time`` for its logged computation, the model sent the
-    run's way: ``distribution``) and ``after_download`` (``predicted_after_download``), each
-    ``(len(records),)`` in seconds."""
+    run's way: ``distribution``), ``after_download`` (``predicted_after_download``) and
+    ``floor`` (``link_floor``: the least time the links allow for the results the decoder
+    used), each ``(len(records),)`` in seconds; the results reach the master the run's way
+    (``collection``)."""
     return {
         "measured": np.array([float(r["iteration_time"]) for r in records]),
         "predicted": np.array(
             [
-                predicted_links_time(code, r, links, features, distribution=distribution)
+                predicted_links_time(
+                    code, r, links, features, distribution=distribution, collection=collection
+                )
                 for r in records
             ]
         ),
         "after_download": np.array(
-            [predicted_after_download(code, r, links, features) for r in records]
+            [
+                predicted_after_download(code, r, links, features, collection=collection)
+                for r in records
+            ]
         ),
+        "floor": np.array([link_floor(code, r, links, features).total for r in records]),
     }
 
 
@@ -289,17 +300,20 @@ def message_transfers(
     features: int,
     *,
     header_bytes: float = 8 * H,
+    collection: str = "push",
 ) -> tuple[np.ndarray, np.ndarray]:
     """A flat scheme's result messages of one logged iteration: the measured ``transfer`` of
     each (from its ``Isend`` to the master's receive) and the ``shared-links`` model's for the
-    same logged readiness (from the moment the model has it ready until its last byte is
-    through the master's link: its own size over its link when alone, up to ``q`` times that
-    when ``q`` arrive together: incast). Both ``(messages,)``, in the record's order;
-    messages without a measured transfer (ranks on different clocks) are left out."""
-    _, run = links_flat_run(code, links, features, header_bytes)
+    same logged readiness (from the moment the model has it ready, or under ``pull`` the
+    master's request reached its worker, until its last byte is through the master's link: its
+    own size over its link when alone, up to ``q`` times that when ``q`` arrive together:
+    incast). Both ``(messages,)``, in the record's order; messages without a measured transfer
+    (ranks on different clocks) are left out."""
+    _, run = links_flat_run(code, links, features, header_bytes, collection=collection)
     index = message_index(code)
     work = logged_work(code, record)
-    ready = run.downloads()[run.worker] + work
+    asked = 2 * run.model.latency if collection == "pull" else 0.0  # notice there, request back
+    ready = run.downloads()[run.worker] + work + asked
     finish = run.arrivals(work[None, :])[0] - run.model.latency
     measured, model = [], []
     for message in record["messages"]:

@@ -22,6 +22,9 @@ reported); the latest ``started`` of the iteration's messages stands in for it, 
 ``c`` a lower bound as long as the models left the master in about the same time (they do: one
 ``Isend`` each, at once). Workers known not to answer (failed, persistent stragglers, silent)
 are not observations at all.
+A run whose results were pulled (``runtime.collection: pull``) is refused: the workers the
+master did not pull sent a notice (their computation) but no message, which is neither a
+complete nor a censored ``y``.
 
 The runtime's own cost per iteration (``overhead``) is the measured ``iteration_time`` minus
 the completion time the code's rule gives on the messages' ``y`` (the model's download, the
@@ -190,6 +193,13 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
     if not kept:
         raise ObservationError(
             f"{where}/{LOG_FILE}: no iteration after the first {skip} (it has {len(records)})"
+        )
+    if summary.get("collection", {}).get("way") == "pull":
+        # a notice gives an unpulled worker's computation but its message never travelled:
+        # neither complete nor censored at the decode, which is all the estimators know
+        raise ObservationError(
+            f"{where}: its results were pulled (runtime.collection: pull), so the workers the "
+            "master did not need sent no message to time; fit runs with runtime.collection: push"
         )
     if topology == "tree":
         return _tree_run(where, summary, code, kept, dict(stragglers))

@@ -150,7 +150,8 @@ def write_recommended_run(
     run_file: str | Path, recommendation: str | Path, out: str | Path
 ) -> None:
     """``run_file`` with the scheme of ``recommendation`` (``gradcode codes recommend
-    --json``'s output), named after ``out``'s folder."""
+    --json``'s output), named after ``out``'s folder, its results pushed
+    (``runtime.collection: push``, as the fit's models predict them)."""
     run = yaml.safe_load(Path(run_file).read_text())
     chosen = json.loads(Path(recommendation).read_text())
     best = chosen.get("best")
@@ -159,6 +160,9 @@ def write_recommended_run(
     run["scheme"] = {"name": best["scheme"], "params": best["params"]}
     run["name"] = f"{Path(out).parent.parent.name}/{Path(out).parent.name}"
     run.pop("output", None)
+    # the fitted models predict results sent as soon as they are ready (runs that pulled them
+    # are not fitted): the recommended code is measured the way it was predicted
+    run.setdefault("runtime", {})["collection"] = "push"
     write_atomic(out, yaml.safe_dump(run, sort_keys=False))
 
 

@@ -27,11 +27,13 @@ Timeline of one iteration (one trial):
    its link) and a tree node forwards it to its own children on receipt; a node starts
    computing when its copy arrived (without ``download``: at 0). A flat code's model may go
    the runtime's ``scatter`` way instead (``distribution``, ``gradcode.train.distribution``):
-   chunk ``j`` (``1 / n`` of the model) to worker ``j`` through the master's link, then every
-   worker's chunk to every other worker, ``(n - 1) / n`` of the model through each worker's
-   link each way at the slowest worker's rate (the runtime's covering of a slow forwarder is
-   not modelled), so every worker holds it ``latency`` after the last chunk left the master
-   plus that;
+   chunk ``j`` (``1 / n`` of the model) to worker ``j`` through the master's link, forwarded
+   piece by piece to every other worker as it comes: pipelined, every worker holds the model
+   ``2 latency`` plus the longest of the chunks' time through the master's link, ``(n - 1) /
+   n`` of the model out through a forwarder's link and the whole model in through a worker's
+   (at the slowest worker's rate) after it left; the first pieces' start, the forwarders'
+   polling and the runtime's covering of a slow forwarder are not modelled (measured, n = 8,
+   l = 125,000 at 100/200 Mbit/s: 0.087-0.113 s, this gives 0.084);
 2. computation as paper 001's model (``single_port``): ``d_i (a + Exp(mu))`` for a node with
    ``d_i`` of the ``data`` points (``mu`` omitted: deterministic ``a`` per point);
 3. master-worker codes: every message flows to the master once ready, the code's
@@ -40,6 +42,17 @@ Timeline of one iteration (one trial):
    computed; rings (Ring-AllReduce): ``2 (N - 1)`` steps after the slowest worker, each a
    chunk of ``8 l / N`` bytes over every worker's link at once (one flow per link and
    direction), ``latency + 8 l / (N rate)`` per step (the slowest link's rate).
+
+Collection (``collection``, the runtime's ``runtime.collection``, ``gradcode.train.collection``)
+of a flat code's results: ``push`` (default) as in 3.; ``pull`` for a code with a
+``CompletionRule``: a ready message's worker sends only a notice (no bytes on the links),
+received ``latency`` later; in every group of the rule the master pulls the first ``needed``
+messages by notice (ties in key order), and no others (their payloads never travel, ``inf``);
+a pulled payload leaves its worker ``latency`` after its notice arrived (the PULL going back),
+shares the master's link with the other pulled payloads only (a worker's pulled payloads one
+after the other; one it is never asked for holds up none), and is received ``latency`` after
+its last byte. So a message alone takes ``3 latency + b / min(rate, master_rate)``, and only
+the results the decoder uses cross the master's port.
 
 The event-driven fair-share schedule runs per trial in Python (``O(messages^2)`` per
 receiver): fine for predictions and moderate Monte Carlo, not for ``10^6`` trials.
@@ -121,6 +134,8 @@ def rate_bytes(path: str, value: Any) -> float:
 PAYLOAD_FRACTION = 1448 / 1514
 #: the model's ways to a flat code's workers (the runtime's ``runtime.distribution``, resolved)
 DISTRIBUTIONS = ("isend", "scatter")
+#: the model's ways for a flat code's results to the master (``runtime.collection``, resolved)
+COLLECTIONS = ("push", "pull")
 
 
 def message_time(nbytes: float, rate: float, master_rate: float, latency: float = 0.0) -> float:
@@ -198,6 +213,85 @@ def fair_finish(
     return finish
 
 
+@dataclass(frozen=True)
+class Pulls:
+    """Which messages the master pulls under ``collection: pull`` (module docstring): in every
+    group of a code's ``CompletionRule``, the first ``needed`` by notice."""
+
+    columns: tuple[np.ndarray, ...]  # every group's message columns, in key order
+    needed: tuple[int, ...]
+
+    @classmethod
+    def of(cls, code: GradientCode) -> Pulls:
+        rule = code.completion_rule()
+        if rule is None:
+            raise ValueError(f"{code.name} declares no completion rule: nothing to pull by")
+        column = {key: q for q, key in enumerate(code.all_message_keys())}
+        columns = tuple(
+            np.array(sorted(column[key] for key in group), dtype=np.intp) for group in rule.groups
+        )
+        return cls(columns, rule.needed)
+
+    def select(self, notices: np.ndarray) -> np.ndarray:
+        """Which messages are pulled, ``(trials, keys)`` booleans, for their notices'
+        arrivals ``notices[t, q]`` (``inf``: never sent, never pulled)."""
+        notices = np.asarray(notices, dtype=np.float64)
+        chosen = np.zeros(notices.shape, dtype=bool)
+        rows = np.arange(notices.shape[0])[:, None]
+        for columns, count in zip(self.columns, self.needed, strict=True):
+            # a stable sort of the group's columns in key order: ties go to the first key
+            first = np.argsort(notices[:, columns], axis=1, kind="stable")[:, :count]
+            chosen[rows, columns[first]] = True
+        return chosen & np.isfinite(notices)
+
+
+def _chain_of(after: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``after`` (each flow's predecessor, -1: none) with the flows not in ``keep`` skipped:
+    each flow's nearest kept predecessor."""
+    after = np.asarray(after, dtype=np.intp)
+    result = after.copy()
+    for q in range(len(after)):
+        p = after[q]
+        while p >= 0 and not keep[p]:
+            p = after[p]
+        result[q] = p
+    return result
+
+
+def collect(
+    ready: np.ndarray,
+    sizes: Sequence[float],
+    caps: Sequence[float],
+    capacity: float,
+    after: Sequence[int] | None,
+    latency: float,
+    pulls: Pulls | None = None,
+) -> np.ndarray:
+    """When each result reaches the master, ``(trials, keys)``, for results ready at
+    ``ready[t, q]`` (``inf``: never) of ``sizes[q]`` bytes, capped at ``caps[q]``, through
+    the master's link of ``capacity``, a sender's previous one ``after[q]`` (``fair_finish``):
+    pushed (``pulls`` None: each flows once ready) or pulled by ``pulls`` (module docstring:
+    the others never arrive, ``inf``)."""
+    ready = np.atleast_2d(np.asarray(ready, dtype=np.float64))
+    count = ready.shape[1]
+    before = np.full(count, -1, dtype=np.intp) if after is None else np.asarray(after, np.intp)
+    arrivals = np.full(ready.shape, np.inf)
+    if pulls is None:
+        for trial in range(ready.shape[0]):
+            arrivals[trial] = latency + fair_finish(ready[trial], sizes, caps, capacity, before)
+        return arrivals
+    notices = ready + latency
+    chosen = pulls.select(notices)
+    asked = np.where(chosen, notices + latency, np.inf)  # the PULL reaches the worker
+    for trial in range(ready.shape[0]):
+        mine = chosen[trial]
+        if not mine.any():
+            continue
+        finish = fair_finish(asked[trial], sizes, caps, capacity, _chain_of(before, mine))
+        arrivals[trial, mine] = latency + finish[mine]
+    return arrivals
+
+
 def _rates(path: str, value: Any) -> PerWorker:
     if isinstance(value, str):
         return PerWorker.parse(f"parameters.{path}", rate_bytes(f"parameters.{path}", value))
@@ -219,6 +313,10 @@ class LinksModel(TimingModel):
         "header_bytes": "bytes added to every result message (default 0; the runtime's: 8 H, 96)",
         "download": "whether the master first sends the model to every worker (default true)",
         "distribution": "the model's way to a flat code's workers: isend (default) or scatter",
+        "collection": (
+            "how a flat code's results reach the master: push (default: all of them) or pull "
+            "(notices, then the payloads its completion rule needs)"
+        ),
         "a": "computation time per data point (default 0)",
         "mu": "exponential rate per data point (default: none, deterministic computation)",
         "data": "number of data points d in the data set (default 1)",
@@ -234,6 +332,7 @@ class LinksModel(TimingModel):
     #: own attributes without calling this constructor
     overhead: float = 0.0
     starts: np.ndarray | None = None
+    collection: str = "push"
     optional = frozenset(
         {
             "master_rate",
@@ -241,6 +340,7 @@ class LinksModel(TimingModel):
             "header_bytes",
             "download",
             "distribution",
+            "collection",
             "a",
             "mu",
             "data",
@@ -258,6 +358,7 @@ class LinksModel(TimingModel):
         header_bytes: Any = 0,
         download: Any = True,
         distribution: Any = "isend",
+        collection: Any = "push",
         a: Any = 0.0,
         mu: Any = None,
         data: Any = 1,
@@ -296,6 +397,12 @@ class LinksModel(TimingModel):
                 f"(got {distribution!r})"
             )
         self.distribution = distribution
+        if collection not in COLLECTIONS:
+            raise ValueError(
+                f"parameters.collection: must be one of {', '.join(COLLECTIONS)} "
+                f"(got {collection!r})"
+            )
+        self.collection = collection
         self.a = per_worker("a", a, positive=False)
         self.mu = None if mu is None else per_worker("mu", mu)
         self.data = _nonnegative("data", data)
@@ -311,6 +418,7 @@ class LinksModel(TimingModel):
             "header_bytes": self.header_bytes,
             "download": self.download,
             "distribution": self.distribution,
+            "collection": self.collection,
             "a": self.a.as_param(),
             "data": self.data,
         }
@@ -335,6 +443,18 @@ class LinksModel(TimingModel):
                 raise ValueError(
                     f"parameters.starts: describes {len(self.starts)} workers but "
                     f"{scheme.name} has {scheme.n}"
+                )
+        if self.collection == "pull":
+            topology = scheme.capabilities.topology
+            if topology != "flat":
+                raise ValueError(
+                    f"parameters.collection: pull is for flat codes only, not {scheme.name} "
+                    f"(a {topology} code)"
+                )
+            if scheme.completion_rule() is None:
+                raise ValueError(
+                    f"parameters.collection: pull needs a completion rule, and {scheme.name} "
+                    "declares none (GradientCode.completion_rule)"
                 )
 
     def sample(self, rng: np.random.Generator, trials: int, workers: int) -> Draws:
@@ -406,6 +526,7 @@ class FlatRun:
             self.after[q] = last.get(int(w), -1)
             last[int(w)] = q
         self.size = self.model.result_bytes(code)
+        self.pulls = Pulls.of(code) if self.model.collection == "pull" else None
 
     def message_arrivals(self, draws: Draws) -> np.ndarray:
         """When every message reaches the master in the trials of ``draws``, ``(trials,
@@ -426,8 +547,10 @@ class FlatRun:
             chunks = fair_finish(
                 np.zeros(n), np.full(n, model.model_bytes / n), self.rates, model.master_rate
             )
-            forward = (n - 1) * model.model_bytes / (n * float(np.min(self.rates)))
-            return np.full(n, 2 * model.latency + float(np.max(chunks)) + forward)
+            slowest = float(np.min(self.rates))
+            forward = (n - 1) * model.model_bytes / (n * slowest)
+            whole = model.model_bytes / slowest
+            return np.full(n, 2 * model.latency + max(float(np.max(chunks)), forward, whole))
         return model.latency + fair_finish(
             np.zeros(n), np.full(n, model.model_bytes), self.rates, model.master_rate
         )
@@ -436,18 +559,23 @@ class FlatRun:
         """When each message reaches the master, ``(trials, keys)``, for ``work[t, q]``
         seconds of computation behind message ``q`` after its worker got the model (``inf``:
         never sent); ``starts[t, i]``: when worker ``i`` got it (default: ``downloads``)."""
+        start = self.downloads()[None, :] if starts is None else np.asarray(starts)
+        return self.collect(start[:, self.worker] + work)
+
+    def collect(self, ready: np.ndarray) -> np.ndarray:
+        """When each message reaches the master, ``(trials, keys)``, for messages ready
+        (their workers hold the model and did their work) at ``ready[t, q]`` (``inf``: never
+        sent), collected the model's way (``collection``, ``collect``)."""
         model = self.model
-        down = self.downloads()
-        sizes = np.full(len(self.worker), self.size)
-        caps = self.rates[self.worker]
-        arrivals = np.empty(work.shape)
-        for trial in range(work.shape[0]):
-            start = down if starts is None else starts[trial]
-            ready = start[self.worker] + work[trial]
-            arrivals[trial] = model.latency + fair_finish(
-                ready, sizes, caps, model.master_rate, self.after
-            )
-        return arrivals
+        return collect(
+            ready,
+            np.full(len(self.worker), self.size),
+            self.rates[self.worker],
+            model.master_rate,
+            self.after,
+            model.latency,
+            self.pulls,
+        )
 
 
 @dataclass

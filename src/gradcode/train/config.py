@@ -58,6 +58,9 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       iteration_timeout: number > 0 # [600] seconds before an undecodable iteration fails
       distribution: auto | isend | scatter   # [auto] how the model reaches a flat code's
                                     # workers (gradcode.train.distribution)
+      collection: auto | push | pull   # [auto] how results reach the master: sent when
+                                    # ready, or only those the code still needs, on request
+                                    # (gradcode.train.collection)
     faults:                         # [none] workers that fail, not only straggle
       tolerate: bool                # [true] run on a fault-tolerant MPI (Open MPI's ULFM): a
                                     # worker that dies is a permanent straggler from then on
@@ -329,6 +332,8 @@ class LogConfig:
 
 #: ``runtime.distribution``: how the model reaches the workers (``gradcode.train.distribution``)
 DISTRIBUTION_WAYS = ("auto", "isend", "scatter")
+#: ``runtime.collection``: how results reach the master (``gradcode.train.collection``)
+COLLECTION_WAYS = ("auto", "push", "pull")
 
 
 @dataclass(frozen=True)
@@ -336,6 +341,7 @@ class RuntimeConfig:
     poll_interval: float = 0.0005
     iteration_timeout: float = 600.0
     distribution: str = "auto"
+    collection: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -671,11 +677,14 @@ def _log(top: _Section) -> LogConfig:
 
 
 def _runtime(top: _Section) -> RuntimeConfig:
-    section = top.section("runtime", ("poll_interval", "iteration_timeout", "distribution"))
+    section = top.section(
+        "runtime", ("poll_interval", "iteration_timeout", "distribution", "collection")
+    )
     return RuntimeConfig(
         poll_interval=section.number("poll_interval", 0.0005, positive=True),
         iteration_timeout=section.number("iteration_timeout", 600.0, positive=True),
         distribution=section.string("distribution", "auto", choices=DISTRIBUTION_WAYS),
+        collection=section.string("collection", "auto", choices=COLLECTION_WAYS),
     )
 
 

@@ -28,6 +28,10 @@ the metrics):
 - ``injected``: the delays the straggler model drew for every worker (``start``,
   ``compute`` per partition, ``comm`` per full-length vector) and ``persistent`` workers;
 - ``bytes_received``, ``stale`` (late results discarded during the iteration);
+- with ``runtime.collection`` pull (``gradcode.train.collection``): ``notices``, per notice
+  of a ready message taken off the wire, its ``key``, ``worker``, ``arrival``, the sender's
+  ``started``, ``compute`` and ``injected_compute``, and whether the master ``pulled`` it
+  (``messages`` then holds the pulled results only);
 - with ``faults.tolerate``: ``failed`` (every worker known dead so far) and ``failures`` (those
   detected during this iteration: ``gradcode.train.failures.Failure``).
 
@@ -49,7 +53,13 @@ import numpy as np
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train import nodelog, protocol
-from gradcode.train.distribution import ChunkSplitter, Covering, distribution_choice
+from gradcode.train.collection import Puller, collection_choice
+from gradcode.train.distribution import (
+    ChunkSplitter,
+    Covering,
+    distribution_choice,
+    scatter_pieces,
+)
 from gradcode.train.failures import CannotContinue, alive_decodable
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
@@ -108,8 +118,16 @@ class Master:
         self.one_clock = ctx.one_clock  # a sender's clock is comparable with ours
         self.distribution = distribution_choice(ctx)
         scatter = self.distribution.way == "scatter"
-        self.splitter = ChunkSplitter(ctx.features, ctx.plan.workers) if scatter else None
+        pieces = scatter_pieces(ctx.features, ctx.plan.workers)
+        self.splitter = ChunkSplitter(ctx.features, ctx.plan.workers, pieces) if scatter else None
         self.covering = Covering.of(ctx.plan.config, ctx.plan.workers) if scatter else None
+        self.collection = collection_choice(ctx.plan)
+        rule = code.completion_rule() if self.collection.way == "pull" else None
+        self.puller = Puller(rule) if rule is not None else None
+        self._notices: list[dict[str, Any]] = []  # ``pull``: this iteration's
+        #: ``pull``: this iteration's notices not pulled, with where to ask for them
+        self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
+        self._began = 0.0  # when this iteration's model went out
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -141,6 +159,7 @@ class Master:
             | self._relays(reports)
             | replacements
             | {"distribution": self.distribution.as_dict()}
+            | {"collection": self.collection.as_dict()}
         )
 
     def _write_nodes(self, reports: dict[int, np.ndarray]) -> None:
@@ -254,9 +273,12 @@ class Master:
             self.failures.iteration = t
             self._polled = 0.0
             self._check_failures(t, ask=True)
-        began = clock()
+        began = self._began = clock()
         self.port.start(t, began)
         stale_before = self.port.stale
+        if self.puller is not None:
+            self.puller.start()
+            self._notices, self._unpulled = [], []
         covered = self._send_model(t, model)
         self._model = model
         held: dict[Any, Result] = {}
@@ -273,6 +295,7 @@ class Master:
                     # the rule held but the decoder refused (e.g. more corruption than it
                     # corrects): wait for more results and try again with them
                     failures.append(" ".join(str(error).split()))
+                    self._pull_all()
             now = clock()
             if now > deadline:
                 raise IterationTimeout(
@@ -308,6 +331,7 @@ class Master:
                 "injected": self._injected(t),
             }
             | ({} if covered is None else {"covered": covered, "slow_chunks": slow})
+            | ({} if self.puller is None else {"notices": self._notices})
             | extras
             | self._failure_fields()
         )
@@ -331,8 +355,8 @@ class Master:
             return None
         assert self.splitter is not None  # set with covering: scatter
         covered = self.covering.chunks(t)
-        for j, chunk in enumerate(self.splitter.chunks(model, covered)):
-            targets = live if j in covered else [self.child_ranks[j]]
+        for owner, chunk in self.splitter.chunks(model, covered):
+            targets = live if owner in covered else [self.child_ranks[owner]]
             for child_rank, _ in targets:
                 self.sends.send(self.links.down_comm, chunk, child_rank, protocol.MODEL_CHUNK)
         return covered
@@ -345,11 +369,50 @@ class Master:
         """
         decodable = False
         for result in self.port.poll(clock()):
+            if self.puller is not None and result.data.size == 0:
+                self._notice(result)
+                continue
             seen.append(result)
             if not decodable:
                 held[self._key(result)] = result
                 decodable = self._decodable_now(held)
         return decodable
+
+    def _notice(self, result: Result) -> None:
+        """``pull``: a worker announced a ready message; ask for it if the code still needs
+        one of its group."""
+        key = self.keys[result.key]
+        pulled = self.puller is not None and self.puller.wants(key)
+        notice = {
+            "key": key,
+            "worker": int(result.field("worker")),
+            "arrival": result.arrived - self._began,
+            "started": result.field("started") - self._began,
+            "compute": result.field("compute"),
+            "injected_compute": result.field("injected_compute"),
+            "pulled": pulled,
+        }
+        self._notices.append(notice)
+        if pulled:
+            self._pull(result.source, result.iteration, result.key)
+        else:
+            self._unpulled.append((notice, (result.source, result.iteration, result.key)))
+        self.port.release(result)
+
+    def _pull(self, source: int, iteration: int, key: int) -> None:
+        request = np.array([float(iteration), float(key)])
+        self.sends.send(self.links.down_comm, request, source, protocol.PULL)
+
+    def _pull_all(self) -> None:
+        """``pull``: the decoder refused what the rule asked for; take every result from now
+        on, the ones announced and not pulled too."""
+        if self.puller is None or self.puller.wide:
+            return
+        self.puller.widen()
+        for notice, (source, iteration, key) in self._unpulled:
+            notice["pulled"] = True
+            self._pull(source, iteration, key)
+        self._unpulled = []
 
     def _key(self, result: Result) -> Any:
         if self.tree is not None:

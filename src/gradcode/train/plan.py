@@ -37,6 +37,7 @@ from typing import Any
 from gradcode.codes import GradientCode, available, build, scheme_class
 from gradcode.optim import Constant, Inverse, Optimizer
 from gradcode.optim import build as build_optimizer
+from gradcode.train.collection import collection_choice
 from gradcode.train.config import BandwidthConfig, ConfigError, RunConfig
 from gradcode.train.stragglers import DelaySource, build_source
 
@@ -157,6 +158,10 @@ def build_plan(config: RunConfig) -> Plan:
         )
     plan = Plan(config, capabilities.topology, code, code.n, code.k)
     _check_workers(plan)
+    try:
+        collection_choice(plan)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     try:
         source = plan.delay_source()
     except ValueError as error:

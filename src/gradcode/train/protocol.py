@@ -16,6 +16,10 @@ result (child->parent)     tag ``RESULT_BASE + t mod TAG_WRAP``; header ``HEADER
 ``READY`` (spare->master)  ``[]``: the data is loaded, the spare listens for models
 ``MODEL_CHUNK`` (any->wkr)  ``[t, j, forward, ...chunk j of point]``: ``runtime.distribution``
                            ``scatter`` (``gradcode.train.distribution``)
+``PULL`` (master->worker)  ``[t, key]``: send the held message ``key`` of iteration ``t``
+                           (``runtime.collection`` ``pull``, ``gradcode.train.collection``);
+                           under ``pull`` a result without payload (header only) is the
+                           notice that the message is ready
 =========================  =====================================================================
 
 The iteration is in the tag (modulo ``TAG_WRAP``, so tags stay below MPI's guaranteed-valid
@@ -34,6 +38,7 @@ REPORT = 5
 ASSIGN = 6
 READY = 7
 MODEL_CHUNK = 8
+PULL = 9
 RESULT_BASE = 16
 #: iterations are folded into tags modulo this (tags stay below 2^20 + 16; MPICH allows 2^29)
 TAG_WRAP = 1 << 20

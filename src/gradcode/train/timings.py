@@ -126,6 +126,7 @@ def predicted_links_time(
     *,
     header_bytes: float = 8 * H,
     distribution: str = "isend",
+    collection: str = "push",
 ) -> float:
     """The iteration time the ``shared-links`` timing model predicts for a logged iteration on
     links of ``links``' parameters (``gradcode.timing.links``), whatever the topology:
@@ -133,13 +134,17 @@ def predicted_links_time(
     - flat schemes: the model goes to every worker through the master's link (the way the run
       sent it: ``distribution``), each message is ready its logged ``compute +
       injected_compute`` after its worker got the model, and the messages share the master's
-      link; messages not in the record were never sent;
+      link, pushed or pulled as the run's were (``collection``); messages not in the record
+      were never sent (under ``pull`` the record holds the pulled ones);
     - trees: the model goes down the tree, every node's own work is ``node_work``'s, and the
       messages share each parent's link;
     - rings: ``2 (N - 1)`` chunk steps after the slowest worker's ``node_work``.
 
     Result messages carry the runtime's header (``header_bytes``)."""
-    run = links_model(links, features, header_bytes, distribution=distribution).prepare(code)
+    model = links_model(
+        links, features, header_bytes, distribution=distribution, collection=collection
+    )
+    run = model.prepare(code)
     if isinstance(run, TreeRun | RingRun):
         return float(run.finish(node_work(code, record)[None, :]).times[0])
     return float(code.completion_times(run.arrivals(logged_work(code, record)[None, :]))[0])
@@ -252,9 +257,11 @@ def links_model(
     *,
     download: bool = True,
     distribution: str = "isend",
+    collection: str = "push",
 ) -> LinksModel:
     """The ``shared-links`` model of ``links``' parameters for ``features``-long gradients
-    (``distribution``: the way the run's model went, ``summary.json``'s)."""
+    (``distribution``, ``collection``: the ways the run's model went and its results came,
+    ``summary.json``'s)."""
     return LinksModel(
         rate=links.rate,
         master_rate=links.master_rate,
@@ -263,6 +270,7 @@ def links_model(
         header_bytes=header_bytes,
         download=download,
         distribution=distribution,
+        collection=collection,
     )
 
 
@@ -273,10 +281,11 @@ def links_flat_run(
     header_bytes: float = 8 * H,
     *,
     download: bool = True,
+    collection: str = "push",
 ) -> tuple[LinksModel, FlatRun]:
     """The ``shared-links`` model of ``links``' parameters and ``code`` prepared by it (flat
     schemes only)."""
-    model = links_model(links, features, header_bytes, download=download)
+    model = links_model(links, features, header_bytes, download=download, collection=collection)
     run = model.prepare(code)
     assert isinstance(run, FlatRun)
     return model, run

@@ -267,6 +267,8 @@ class Outbox:
     dest: int
     link_free: float = 0.0
     sent: int = 0
+    #: of ``sent``, header-only sends (``runtime.collection`` pull's notices)
+    notices: int = 0
     failures: Failures | None = None
     #: the destination died: everything queued was dropped and nothing more is sent
     dead: bool = False
@@ -293,6 +295,7 @@ class Outbox:
                 request = self.comm.Isend([item.buffer, MPI.DOUBLE], dest=self.dest, tag=item.tag)
                 self._pending.append((request, item.buffer))
                 self.sent += 1
+                self.notices += int(item.buffer.size == H)
             if self._pending:
                 self._pending = [(r, b) for r, b in self._pending if not r.Test()]
         except MPI.Exception as error:

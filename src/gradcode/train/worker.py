@@ -4,7 +4,8 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
 
 - a model for iteration ``t`` arrives from the parent (the master, or the node's tree parent);
   a tree node forwards it to its children at once. A newer model makes the current work stale:
-  it is abandoned, and messages queued but not yet sent are dropped;
+  it is abandoned (with ``scatter``, as soon as the newer model's first piece comes), and
+  messages queued but not yet sent are dropped;
 - the worker computes its partitions one at a time (``partitions(worker)`` order), sleeping the
   injected compute delay after each; between two partitions it looks for a newer model, so
   stale work stops within one partition;
@@ -14,7 +15,9 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
   (``children_decodable``; CodedReduce: ``n - s`` children, fewer when its per-parent code
   allows);
 - messages leave through an emulated link (``Outbox``), adversaries corrupt theirs, persistent
-  stragglers never compute.
+  stragglers never compute; under ``runtime.collection`` pull a flat worker sends only the
+  message's header (the notice) and holds the message until the master asks for it
+  (``protocol.PULL``; ``gradcode.train.collection``).
 
 A tree parent keeps ``RelayStats`` of its children's messages (count, bytes, measured transfer
 times) and appends them to its ``DONE`` report; the master puts them in ``summary.json``
@@ -43,7 +46,8 @@ from mpi4py import MPI
 
 from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
-from gradcode.train.distribution import ModelAssembler, distribution_choice
+from gradcode.train.collection import collection_choice
+from gradcode.train.distribution import ModelAssembler, distribution_choice, scatter_pieces
 from gradcode.train.nodelog import NodeLog
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.runtime import Links, RankContext
@@ -84,6 +88,8 @@ class _Job:
     model_span: float = 0.0
     children: dict[int, Result] = field(default_factory=dict)
     sent_up: bool = False
+    #: ``pull``: messages ready and announced, by key index, until the master asks for them
+    held: dict[int, np.ndarray] = field(default_factory=dict)
 
     @property
     def point(self) -> np.ndarray:
@@ -123,7 +129,9 @@ class Worker:
         self.relay = RelayStats()
         self.nodelog = NodeLog(self.worker) if self.tree else None
         scatter = distribution_choice(ctx).way == "scatter"
-        self.assembler = ModelAssembler(ctx.features, plan.workers) if scatter else None
+        pieces = scatter_pieces(ctx.features, plan.workers)
+        self.assembler = ModelAssembler(ctx.features, plan.workers, pieces) if scatter else None
+        self.pull = collection_choice(plan).way == "pull"
         if links.children:
             sources = list(range(1, len(links.children) + 1))
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
@@ -212,6 +220,8 @@ class Worker:
                     model = self._chunk(vector)
                     if model is not None:
                         newest = model
+                elif status.Get_tag() == protocol.PULL:
+                    self._pulled(int(vector[0]), int(vector[1]))
                 elif status.Get_tag() == protocol.STOP:
                     self._stop()
         except MPI.Exception as error:
@@ -229,17 +239,45 @@ class Worker:
                 self._stop()  # the master's, when the parent that would pass it on died
         if newest is not None and not self.stopping and int(newest[0]) > self.latest:
             self._begin(newest)
+        elif self.assembler is not None and self.assembler.iteration > self.latest:
+            self._abandon(clock())
+
+    def _abandon(self, now: float) -> None:
+        """Pieces of a newer model are coming (``scatter``): the master has decoded the
+        current iteration, so its remaining work is stale. Stop it now rather than when the
+        whole model is in: on shared cores, stale partitions slow the forwarding of the new
+        model (measured on the emulated cluster, Ye-Abbe (14, 14, 13, 1): every worker but one
+        still computing when the next model's pieces came)."""
+        assert self.assembler is not None
+        coming = self.assembler.iteration
+        if self.job is None or self.job.iteration >= coming:
+            return
+        self.outbox.drop_before(coming, now)
+        self.job = None
 
     def _chunk(self, chunk: np.ndarray) -> np.ndarray | None:
-        """A chunk of a model (``scatter``): pass our own on to every other worker unless the
-        master covers it; the whole model once this was its last missing chunk."""
+        """A piece of a model (``scatter``): pass a piece of our own chunk on to every other
+        worker unless the master covers it; the whole model once this was its last missing
+        piece."""
         assert self.assembler is not None
         iteration, index, forward = int(chunk[0]), int(chunk[1]), chunk[2] == 1.0
-        if forward and index == self.worker and iteration > self.latest and not self.stopping:
+        mine = index % self.ctx.plan.workers == self.worker
+        if forward and mine and iteration > self.latest and not self.stopping:
             for peer in range(self.ctx.plan.workers):
                 if peer != self.worker:
                     self.forwards.send(self.links.up_comm, chunk, peer + 1, protocol.MODEL_CHUNK)
         return self.assembler.take(chunk, self.latest, clock())
+
+    def _pulled(self, iteration: int, key: int) -> None:
+        """The master asks for message ``key`` of ``iteration`` (``pull``): send it now, unless
+        a newer model made it stale (the master has moved on, and discards it)."""
+        job = self.job
+        if job is None or job.iteration != iteration or self.stopping:
+            return
+        buffer = job.held.pop(key, None)
+        if buffer is not None:
+            tag = protocol.result_tag(iteration)
+            self.outbox.schedule(buffer, tag, iteration, ready=clock(), link_seconds=0.0)
 
     def _orphaned(self) -> None:
         """The parent died: drop the work (no one to send it to) and wait for ``STOP``."""
@@ -380,7 +418,13 @@ class Worker:
         buffer[FIELD["model_last"]] = job.model_last
         buffer[FIELD["model_wait"]] = job.model_wait
         buffer[FIELD["model_span"]] = job.model_span
-        self.outbox.schedule(buffer, protocol.result_tag(job.iteration), job.iteration, ready, link)
+        tag = protocol.result_tag(job.iteration)
+        if self.pull and not self.tree:
+            # the notice leaves when the message would have: the injected link delay stays
+            job.held[key] = buffer
+            self.outbox.schedule(buffer[:H].copy(), tag, job.iteration, ready, link)
+            return
+        self.outbox.schedule(buffer, tag, job.iteration, ready, link)
 
     def _corrupt(self, iteration: int, key: int, payload: np.ndarray) -> None:
         """Add Gaussian noise of ``scale`` times the message's RMS (seeded per message)."""
@@ -392,6 +436,7 @@ class Worker:
     def _send_done(self) -> None:
         stale = float(self.port.stale) if self.port is not None else 0.0
         nodes = self.nodelog.encode() if self.nodelog is not None else np.empty(0)
-        report = np.concatenate([[stale, float(self.outbox.sent), *self.relay.values()], nodes])
+        sent = float(self.outbox.sent - self.outbox.notices)  # messages, not pull's notices
+        report = np.concatenate([[stale, sent, *self.relay.values()], nodes])
         self._done_buffer = report
         self.done_sent = self.links.world.Isend([report, MPI.DOUBLE], dest=0, tag=protocol.DONE)

@@ -1,0 +1,141 @@
+"""How a flat code's results reach the master (``runtime.collection``).
+
+- ``push``: a worker sends every message as soon as it is ready (after any injected link
+  delay). Every result crosses the master's port, the ones the decoder will not need too: with
+  fractional repetition (FRC) ``s`` of every group's ``s + 1`` results, with Ye-Abbe's
+  ``(n, n - 1, 1)`` ``n - 1`` of ``n``. On real links they share the master's port with the
+  ones it waits for (measured on the emulated cluster, issue 20: FRC 1.23-1.32 and
+  ``(n, n - 1, 1)`` 1.46-1.71 times the link-limited floor, which counts only the used ones).
+- ``pull``: when a message is ready the worker sends only a *notice* (the result's header,
+  no payload) and holds the message; the master asks for it (``protocol.PULL``) while the
+  code still needs a message of its group (``Puller``, from the code's ``CompletionRule``:
+  in every group, the first ``needed`` notices to arrive are pulled), so only results the
+  decoder uses cross its port. It costs one round trip of two header-sized messages per
+  pulled result. A newer model drops what a worker holds, as it drops stale queued sends.
+- ``auto`` (the default): ``pull`` where ``choose`` finds it saves the port something, else
+  ``push``.
+
+Pull needs the code's rule to be exact about which messages suffice, and every pulled worker
+to answer: it is refused (an explicit ``pull``: ``ValueError``, a ``ConfigError`` in the plan)
+for codes without a ``CompletionRule``, tree and ring codes, runs that tolerate failures (a
+pulled worker that dies would leave its group short) and runs with adversaries (the decoder
+may refuse a corrupted set and want more).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gradcode.codes.base import GradientCode
+from gradcode.codes.completion import CompletionRule
+
+if TYPE_CHECKING:
+    from gradcode.train.plan import Plan
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The way chosen and why (``summary.json``'s ``collection``)."""
+
+    way: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"way": self.way, "reason": self.reason}
+
+
+def choose(
+    requested: str,
+    code: GradientCode,
+    *,
+    links_stated: bool,
+    tolerant: bool,
+    adversaries: bool,
+) -> Choice:
+    """``requested`` (``runtime.collection``) resolved for ``code``.
+
+    ``auto`` pulls where the run's messages travel over stated real links
+    (``network.links``: locally every result costs a memory copy, and a round trip would only
+    add to it), the code declares a ``CompletionRule`` under which some results go unused
+    (fewer needed than it has messages) and pull is possible at all (see the module
+    docstring). An explicit ``pull`` that is not possible is a ``ValueError`` naming why.
+    """
+    if requested == "push":
+        return Choice("push", "runtime.collection: push")
+    why_not = _cannot_pull(code, tolerant=tolerant, adversaries=adversaries)
+    if requested == "pull":
+        if why_not is not None:
+            raise ValueError(f"runtime.collection: pull is not possible here: {why_not}")
+        return Choice("pull", "runtime.collection: pull")
+    if why_not is not None:
+        return Choice("push", f"auto: {why_not}")
+    if not links_stated:
+        return Choice("push", "auto: no real links (network.links) whose port a pull would spare")
+    rule = code.completion_rule()
+    assert rule is not None
+    needed, messages = sum(rule.needed), len(code.all_message_keys())
+    if needed >= messages:
+        return Choice("push", f"auto: the decoder uses all {messages} results")
+    return Choice("pull", f"auto: the decoder uses {needed} of {messages} results")
+
+
+def _cannot_pull(code: GradientCode, *, tolerant: bool, adversaries: bool) -> str | None:
+    topology = code.capabilities.topology
+    if topology != "flat":
+        return f"{code.name} is a {topology} code (its nodes reduce their children's results)"
+    if tolerant:
+        return "faults.tolerate: a pulled worker that dies would leave its group short"
+    if adversaries:
+        return "adversaries: the decoder may refuse a corrupted set and want more results"
+    if code.completion_rule() is None:
+        return f"{code.name} declares no completion rule (GradientCode.completion_rule)"
+    return None
+
+
+def collection_choice(plan: Plan) -> Choice:
+    """``choose`` for the run of ``plan`` (every rank derives the same; ``build_plan`` has
+    refused an explicit ``pull`` that is not possible)."""
+    config = plan.config
+    assert plan.code is not None
+    return choose(
+        config.runtime.collection,
+        plan.code,
+        links_stated=config.network is not None and config.network.links is not None,
+        tolerant=config.faults is not None and config.faults.tolerate,
+        adversaries=bool(config.adversaries.workers),
+    )
+
+
+class Puller:
+    """The master's side of ``pull``: which notices to answer with a ``PULL``.
+
+    ``start()`` every iteration; ``wants(key)`` is True for the first ``needed`` notices of
+    every group of ``rule`` (and counts the pull), False for the rest and for keys in no group.
+    ``widen()`` (the rule held but the decoder refused the set, e.g. a numerical failure):
+    every notice is wanted for the rest of the iteration, as if pushed.
+    """
+
+    def __init__(self, rule: CompletionRule) -> None:
+        self.rule = rule
+        self.group_of: dict[Any, int] = {
+            key: g for g, group in enumerate(rule.groups) for key in group
+        }
+        self.pulled = [0] * len(rule.groups)
+        self.wide = False
+
+    def start(self) -> None:
+        self.pulled = [0] * len(self.rule.groups)
+        self.wide = False
+
+    def widen(self) -> None:
+        self.wide = True
+
+    def wants(self, key: Any) -> bool:
+        if self.wide:
+            return True
+        group = self.group_of.get(key)
+        if group is None or self.pulled[group] >= self.rule.needed[group]:
+            return False
+        self.pulled[group] += 1
+        return True

@@ -1,0 +1,133 @@
+"""How results reach the master (``runtime.collection``): the choice, the puller, and real MPI
+jobs that pull only the results the code needs and stay exact."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from gradcode.codes import build
+from gradcode.train.collection import Puller, choose
+from gradcode.train.config import ConfigError, load_config
+from gradcode.train.plan import build_plan
+from gradcode.train.reference import serial_trajectory
+from tests.helpers.mpi import LATE, base_run, relative_errors, run_config
+
+LINKS = {"links": {"rate": "100mbit", "master_rate": "200mbit"}}
+
+
+def test_the_puller_asks_for_the_first_needed_of_every_group_and_no_more():
+    code = build("frc", n=6, s=2)  # groups {0, 1, 2}, {3, 4, 5}: one of each
+    rule = code.completion_rule()
+    puller = Puller(rule)
+    keys = code.all_message_keys()
+    assert [puller.wants(keys[i]) for i in (1, 0, 4, 2, 3, 5)] == [
+        True, False, True, False, False, False
+    ]  # fmt: skip
+    puller.start()
+    assert puller.wants(keys[2]) and puller.wants(keys[5])
+    # the decoder refused the set the rule asked for: everything is wanted from then on
+    assert not puller.wants(keys[0])
+    puller.widen()
+    assert puller.wants(keys[0]) and puller.wants(keys[1])
+    puller.start()
+    assert not puller.wide
+    crc = build("crc", n=5, s=2)  # any 3 of 5
+    puller = Puller(crc.completion_rule())
+    assert [puller.wants(key) for key in crc.all_message_keys()] == [True] * 3 + [False] * 2
+
+
+def _choose(requested: str, code, **kw):
+    args = {"links_stated": True, "tolerant": False, "adversaries": False} | kw
+    return choose(requested, code, **args)
+
+
+def test_auto_pulls_only_on_real_links_where_some_results_go_unused():
+    frc = build("frc", n=8, s=1)
+    assert _choose("auto", frc).way == "pull"
+    assert "4 of 8" in _choose("auto", frc).reason
+    assert _choose("auto", frc, links_stated=False).way == "push"
+    assert _choose("auto", build("uncoded", n=8)).way == "push"  # every result is used
+    assert _choose("auto", frc, tolerant=True).way == "push"
+    assert _choose("auto", frc, adversaries=True).way == "push"
+    binary = build("binary", n=8, s=1)
+    assert binary.completion_rule() is None
+    assert _choose("auto", binary).way == "push"
+    assert _choose("push", frc).way == "push"
+    # explicit pull: wherever it is possible, even without links or with nothing to spare
+    assert _choose("pull", build("uncoded", n=8), links_stated=False).way == "pull"
+    with pytest.raises(ValueError, match="declares no completion rule"):
+        _choose("pull", binary)
+    with pytest.raises(ValueError, match="is a tree code"):
+        _choose("pull", build("coded-reduce", n=2, L=2, s=1))
+    with pytest.raises(ValueError, match=r"faults\.tolerate"):
+        _choose("pull", frc, tolerant=True)
+
+
+def test_an_impossible_pull_is_refused_where_the_run_is_planned(tmp_path, logistic_data):
+    run = base_run(
+        logistic_data,
+        scheme={"name": "binary", "params": {"n": 4, "s": 1}},
+        runtime={"collection": "pull"},
+    )
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(run))
+    with pytest.raises(ConfigError, match=r"^runtime.collection: pull is not possible here: "):
+        build_plan(load_config(path))
+    path.write_text(yaml.safe_dump(run | {"runtime": {"collection": "sometimes"}}))
+    with pytest.raises(ConfigError, match=r"runtime\.collection"):
+        load_config(path)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(
+    ("scheme", "params", "per_iteration"),
+    [
+        ("frc", {"n": 4, "s": 1}, 2),  # one of each group of 2
+        ("ye-abbe", {"n": 4, "d": 4, "s": 3, "m": 1}, 1),  # any one worker
+        ("crc", {"n": 4, "s": 1}, 3),
+    ],
+    ids=["frc", "ye-abbe-n-1", "crc"],
+)
+def test_a_pulled_run_takes_only_the_results_it_uses_and_stays_exact(
+    tmp_path, logistic_data, scheme, params, per_iteration
+):
+    run = base_run(
+        logistic_data,
+        scheme={"name": scheme, "params": params},
+        stragglers=LATE,
+        runtime={"collection": "pull"},
+        iterations=8,
+    )
+    job = run_config(tmp_path, run, ranks=5).check()
+    reference = serial_trajectory(load_config(job.run_file))
+    assert relative_errors(job.trajectory(), reference).max() <= 1e-9
+    summary = job.summary()
+    assert summary["collection"]["way"] == "pull"
+    # nothing but the pulled results left any worker: the stragglers' never did
+    assert summary["messages_sent"] == per_iteration * summary["iterations"]
+    for record in job.log():
+        pulled = [notice["key"] for notice in record["notices"] if notice["pulled"]]
+        assert sorted(map(str, pulled)) == sorted(map(str, record["used"]))
+        assert len(record["messages"]) == per_iteration
+        assert len(record["notices"]) >= per_iteration
+        arrived = {str(notice["key"]): notice["arrival"] for notice in record["notices"]}
+        for message in record["messages"]:
+            assert message["arrival"] >= arrived[str(message["key"])]  # after its notice
+
+
+@pytest.mark.mpi
+def test_a_persistent_straggler_is_never_waited_for_under_pull(tmp_path, logistic_data):
+    run = base_run(
+        logistic_data,
+        scheme={"name": "frc", "params": {"n": 4, "s": 1}},
+        stragglers={"model": "none", "persistent": [2]},
+        runtime={"collection": "pull", "distribution": "scatter"},
+        iterations=6,
+    )
+    job = run_config(tmp_path, run, ranks=5).check()
+    reference = serial_trajectory(load_config(job.run_file))
+    assert relative_errors(job.trajectory(), reference).max() <= 1e-9
+    for record in job.log():
+        assert all(notice["worker"] != 2 for notice in record["notices"])
+        assert len(record["messages"]) == 2
