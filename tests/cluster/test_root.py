@@ -23,9 +23,14 @@ from gradcode.cluster.launcher import mpiexec_command
 from gradcode.cluster.spec import build_spec
 from gradcode.cluster.state import State
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0, reason="an emulated cluster needs root (network namespaces)"
-)
+# one cluster (and its SLURM daemons) per machine, and its links' rates are measured: alone,
+# after the parallel tests (pyproject's markers)
+pytestmark = [
+    pytest.mark.skipif(
+        os.geteuid() != 0, reason="an emulated cluster needs root (network namespaces)"
+    ),
+    pytest.mark.serial,
+]
 
 RATE = 100_000_000
 BIN = Path(sys.executable).parent

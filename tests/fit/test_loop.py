@@ -17,7 +17,8 @@ from gradcode.sim.spec import load_spec
 from tests.helpers.data import small_logistic
 from tests.helpers.mpi import base_run, run_config
 
-pytestmark = pytest.mark.mpi
+# measured times against predicted ones: alone, after the parallel tests (pyproject's markers)
+pytestmark = [pytest.mark.mpi, pytest.mark.serial]
 
 UNIT = 0.004
 MODEL = {"lambda1": 0.8, "t1": 1.6, "lambda2": 0.1, "t2": 6}

@@ -13,7 +13,8 @@ from gradcode.train.protocol import H
 from gradcode.train.timings import implied_iteration_time
 from tests.helpers.mpi import base_run, run_config
 
-pytestmark = pytest.mark.mpi
+# wall-clock times against a model: alone, after the parallel tests (pyproject's markers)
+pytestmark = [pytest.mark.mpi, pytest.mark.serial]
 
 FEATURES = 16  # of the logistic_data fixture
 HEADER_FLOATS = H
