@@ -4,14 +4,17 @@
   delay). Every result crosses the master's port, the ones the decoder will not need too: with
   fractional repetition (FRC) ``s`` of every group's ``s + 1`` results, with Ye-Abbe's
   ``(n, n - 1, 1)`` ``n - 1`` of ``n``. On real links they share the master's port with the
-  ones it waits for (measured on the emulated cluster, issue 20: FRC 1.23-1.32 and
-  ``(n, n - 1, 1)`` 1.46-1.71 times the link-limited floor, which counts only the used ones).
+  ones it waits for (measured on the emulated cluster, issue 20, n = 8-20, the model
+  scattered: FRC 1.22-1.34 and ``(n, n - 1, 1)`` 1.51-1.80 times the link-limited floor,
+  which counts only the used ones; pulled, 1.05-1.10 and 1.08-1.25).
 - ``pull``: when a message is ready the worker sends only a *notice* (the result's header,
   no payload) and holds the message; the master asks for it (``protocol.PULL``) while the
   code still needs a message of its group (``Puller``, from the code's ``CompletionRule``:
   in every group, the first ``needed`` notices to arrive are pulled), so only results the
   decoder uses cross its port. It costs one round trip of two header-sized messages per
   pulled result. A newer model drops what a worker holds, as it drops stale queued sends.
+  Should the decoder refuse a set the rule accepted, the master pulls every result of that
+  iteration from then on (``Puller.widen``), as if they had been pushed.
 - ``auto`` (the default): ``pull`` where ``choose`` finds it saves the port something, else
   ``push``.
 
