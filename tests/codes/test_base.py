@@ -106,6 +106,53 @@ def test_combine_chunks_reads_every_vector_once_and_matches_the_sums(monkeypatch
         np.testing.assert_allclose(out[chunk], expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize(("m", "count", "width"), [(2, 3, 9), (4, 7, 3001), (9, 40, 8193)])
+def test_combine_chunks_multiplies_consecutive_rows_in_place(monkeypatch, m, count, width):
+    from gradcode.codes import base
+
+    # the rows of one matrix (past a header, in a shuffled order, with unused rows around them)
+    # are multiplied without a gather: a spy on np.concatenate sees no call
+    monkeypatch.setattr(base, "ROWS_BLOCK_COLUMNS", 1024)
+    rng = np.random.default_rng(m * 100 + count)
+    matrix = rng.standard_normal((count + 3, 5 + width))
+    order = rng.permutation(count) + 1
+    vectors = [matrix[row, 5:] for row in order]
+    coefficients = rng.standard_normal((m, count))
+    gathers = []
+    real = base.np.concatenate
+    monkeypatch.setattr(base.np, "concatenate", lambda *a, **k: gathers.append(1) or real(*a, **k))
+    out = base.combine_chunks(np.full((m, width), np.nan), coefficients, vectors)
+    assert not gathers
+    for chunk in range(m):
+        expected = sum(float(c) * v for c, v in zip(coefficients[chunk], vectors, strict=True))
+        np.testing.assert_allclose(out[chunk], expected, rtol=1e-12, atol=1e-12)
+
+
+def test_consecutive_rows_are_recognised_only_when_they_are_rows_of_one_matrix():
+    from gradcode.codes.base import consecutive_rows
+
+    matrix = np.arange(5 * 8, dtype=float).reshape(5, 8)
+    found = consecutive_rows([matrix[3, 2:], matrix[1, 2:], matrix[2, 2:]])
+    assert found is not None
+    view, order = found
+    assert np.shares_memory(view, matrix)
+    np.testing.assert_array_equal(view, matrix[1:4, 2:])
+    np.testing.assert_array_equal(order, [1, 2, 0])
+    assert consecutive_rows([matrix[0, 3:], matrix[2, 3:], matrix[4, 3:]]) is not None
+    refused = {
+        "a gap": [matrix[0], matrix[2], matrix[3]],
+        "a row twice": [matrix[1], matrix[1]],
+        "other lengths": [matrix[0, 2:], matrix[1, 3:]],
+        "overlapping": [matrix.reshape(-1)[0:10], matrix.reshape(-1)[4:14]],
+        "copies": [matrix[0].copy(), matrix[1].copy()],
+        "two matrices": [matrix[0], matrix.copy()[1]],
+        "strided rows": [matrix[0, ::2], matrix[1, ::2]],
+        "columns": [matrix[:, 0], matrix[:, 1]],
+    }
+    for name, vectors in refused.items():
+        assert consecutive_rows(vectors) is None, name
+
+
 def test_decode_rejects_messages_of_the_wrong_length():
     code = build("uncoded", n=2)
     with pytest.raises(ValueError, match=r"message 1 has shape \(4,\), expected \(5,\)"):

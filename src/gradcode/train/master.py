@@ -62,6 +62,7 @@ from gradcode.train.distribution import (
 )
 from gradcode.train.failures import CannotContinue, alive_decodable
 from gradcode.train.protocol import clock
+from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
@@ -112,6 +113,11 @@ class Master:
         self._checked = 0  # failures already checked against the code
         self._model: np.ndarray | None = None  # the current iteration's (a new spare gets it)
         self.keys = code.all_message_keys()
+        self.rows = (
+            MessageRows(len(self.keys), width)
+            if self.tree is None and code.decodes_faster_from_rows
+            else None
+        )
         self.delays = ctx.plan.delay_source()
         self.reports = capabilities.corrects_adversaries and code.a > 0
         self.estimates = capabilities.estimates_error
@@ -275,6 +281,8 @@ class Master:
             self._check_failures(t, ask=True)
         began = self._began = clock()
         self.port.start(t, began)
+        if self.rows is not None:
+            self.rows.start()
         stale_before = self.port.stale
         if self.puller is not None:
             self.puller.start()
@@ -374,7 +382,7 @@ class Master:
                 continue
             seen.append(result)
             if not decodable:
-                held[self._key(result)] = result
+                held[self._key(result)] = result if self.rows is None else self.rows.hold(result)
                 decodable = self._decodable_now(held)
         return decodable
 
