@@ -38,6 +38,7 @@ more, and the node waits for ``STOP``, which the master then sends it on ``world
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -136,6 +137,7 @@ class Worker:
             sources = list(range(1, len(links.children) + 1))
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
         self.job: _Job | None = None
+        self._status = MPI.Status()
         self.latest = -1
         self.stopping = False
         self.done_sent: MPI.Request | None = None
@@ -170,11 +172,49 @@ class Worker:
             if self.stopping and self.done_sent is None and self.outbox.idle():
                 if self.forwards.idle():
                     self._send_done()
-            nap(self._next_event(), poll if self._listening() else STALE_CHECK)
+            interval = poll if self._listening() else STALE_CHECK
+            if self._quiet(clock()):
+                self._await(self._next_event(), interval)
+            else:
+                nap(self._next_event(), interval)
         if self.port is not None:
             self.port.close()
         if self.done_sent is not None:
             self.done_sent.Wait()
+
+    def _quiet(self, now: float) -> bool:
+        """Whether nothing but a message or a timer can give this worker something to do: no
+        runnable work, send in flight, child or piece of a model pending. Most of an
+        iteration is spent so: sleeping through an injected delay, or waiting for the next
+        model once the result is out."""
+        # a tree node sends up from the loop itself (``_try_send_up``), not at a timer
+        if self.stopping or self.tree or self.failures is not None:
+            return False
+        if self.assembler is not None and self.assembler.assembling:
+            return False
+        if self.outbox.in_flight() or self.forwards.pending():
+            return False
+        job = self.job
+        return job is None or job.next_partition == len(self.parts) or job.wake > now
+
+    def _await(self, deadline: float | None, interval: float) -> None:
+        """Nap in steps of ``interval`` until ``deadline`` or until the parent (with scatter,
+        any worker) or the master has a message, looking for nothing else.
+
+        A turn of the whole loop costs several times these probes (``benchmarks/
+        fixed_cost.py``), and on shared cores every idle worker's turns are taken from the
+        ones that have work.
+        """
+        links, status = self.links, self._status
+        source = links.up_rank if self.assembler is None else MPI.ANY_SOURCE
+        while not (
+            (not self.orphan and probe(links.up_comm, source, status))
+            or links.world.Iprobe(source=0, tag=MPI.ANY_TAG)
+        ):
+            wait = interval if deadline is None else min(interval, deadline - clock())
+            if wait <= 0:
+                return
+            time.sleep(wait)
 
     def _listening(self) -> bool:
         """Whether a message could change what happens next (else only timers matter).
