@@ -14,8 +14,8 @@ Rate sweep. ``gradcode cluster rate`` runs the probe at several rates on one clu
 ``sweep_rows`` puts every median beside the model at its own stated rate, and ``sweep_fits``
 sets each direction's fitted payload rate beside the stated one.
 
-Collection. ``predicted_links_time``, ``predicted_after_download`` and ``iteration_times``
-take the way the run's results reached the master (``collection``: ``push`` or ``pull``, the
+Collection. ``predicted_after_download`` and ``iteration_times`` here, and
+``gradcode.train.timings.predicted_links_time`` they call, take the way the run's results reached the master (``collection``: ``push`` or ``pull``, the
 run's ``runtime.collection`` as resolved, ``summary.json``'s) and give it to the model.
 """
 

@@ -134,7 +134,7 @@ def rate_bytes(path: str, value: Any) -> float:
 PAYLOAD_FRACTION = 1448 / 1514
 #: the model's ways to a flat code's workers (the runtime's ``runtime.distribution``, resolved)
 DISTRIBUTIONS = ("isend", "scatter")
-#: the model's ways for a flat code's results to the master (``runtime.collection``, resolved)
+#: the ways a flat code's results reach the master (``runtime.collection``, resolved)
 COLLECTIONS = ("push", "pull")
 
 

@@ -389,8 +389,9 @@ class Master:
     def _notice(self, result: Result) -> None:
         """``pull``: a worker announced a ready message; ask for it if the code still needs
         one of its group."""
+        assert self.puller is not None  # notices come only under ``pull``
         key = self.keys[result.key]
-        pulled = self.puller is not None and self.puller.wants(key)
+        pulled = self.puller.wants(key)
         notice = {
             "key": key,
             "worker": int(result.field("worker")),
