@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import yaml
+from fixed_delay_jobs import add_options, synthetic_data
+from fixed_delay_jobs import delays as fixed_delays
 
-from gradcode.data import prepare
 from gradcode.train.launch import run_job
 from gradcode.train.log import read_log
 
@@ -41,26 +41,12 @@ def mean_iteration(out: Path, warmup: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=8)
-    parser.add_argument("--iterations", type=int, default=40)
-    parser.add_argument("--warmup", type=int, default=3, help="iterations left out")
+    add_options(parser, iterations=40, base=0.02)
     parser.add_argument("--repeats", type=int, default=2, help="alternating runs of each")
-    parser.add_argument("--base", type=float, default=0.02, help="seconds per partition")
-    parser.add_argument("--step", type=float, default=0.002, help="extra seconds per worker")
-    parser.add_argument("--features", type=int, default=2000)
-    parser.add_argument("--rows", type=int, default=4000)
     args = parser.parse_args()
     n = args.workers
-    scratch = Path(tempfile.mkdtemp(prefix="gradcode-ft-overhead-"))
-    data = scratch / "data"
-    prepare(
-        "synthetic-logistic",
-        data,
-        variant="custom",
-        rows=args.rows,
-        features=args.features,
-        test_rows=200,
-    )
-    delays = [round(args.base + args.step * i, 6) for i in range(n)]
+    scratch, data = synthetic_data(args, "gradcode-ft-overhead-")
+    delays = fixed_delays(n, args)
     print(
         f"n = {n} workers, {args.iterations} iterations ({args.warmup} warm-up left out), "
         f"p = {args.features}, fixed delays {delays[0]}..{delays[-1]} s per partition, "

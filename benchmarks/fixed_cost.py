@@ -30,15 +30,14 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import yaml
+from fixed_delay_jobs import add_options, delays, synthetic_data
 
 from gradcode.codes import build
-from gradcode.data import prepare
 from gradcode.train.launch import command, job_environment, mpiexec, run_command
 from gradcode.train.log import read_log
 from gradcode.train.timings import implied_iteration_time
@@ -188,10 +187,6 @@ def bare_run(n: int, args: argparse.Namespace, scratch: Path) -> Sampled:
     return [bare_split(record, delays(n, args)) for record in records], ranks
 
 
-def delays(n: int, args: argparse.Namespace) -> list[float]:
-    return [round(args.base + args.step * worker, 6) for worker in range(n)]
-
-
 def row(label: str, n: int, splits: list[dict[str, float]], ranks: dict) -> str:
     def median(name: str) -> float:
         return statistics.median(split[name] for split in splits) * 1e3
@@ -212,24 +207,10 @@ def row(label: str, n: int, splits: list[dict[str, float]], ranks: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[4, 20])
-    parser.add_argument("--iterations", type=int, default=100)
-    parser.add_argument("--warmup", type=int, default=3, help="iterations left out")
-    parser.add_argument("--base", type=float, default=0.05, help="seconds per partition")
-    parser.add_argument("--step", type=float, default=0.002, help="extra seconds per worker")
+    add_options(parser, iterations=100, base=0.05)
     parser.add_argument("--poll", type=float, default=0.0005, help="runtime.poll_interval")
-    parser.add_argument("--features", type=int, default=2000)
-    parser.add_argument("--rows", type=int, default=4000)
     args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="gradcode-fixed-cost-"))
-    data = scratch / "data"
-    prepare(
-        "synthetic-logistic",
-        data,
-        variant="custom",
-        rows=args.rows,
-        features=args.features,
-        test_rows=200,
-    )
+    scratch, data = synthetic_data(args, "gradcode-fixed-cost-")
     print(
         f"uncoded, {args.iterations} iterations ({args.warmup} left out), p = {args.features}, "
         f"{args.rows} rows, fixed delays {args.base} + {args.step} i s, naps of {args.poll} s; "
@@ -248,7 +229,7 @@ def main() -> int:
         "ours: the runtime's uncoded job; bare: bare_runtime.py, the same loop with nothing "
         "else. fixed: measured - implied (median, mean); then its split along the result "
         "that came last. m: the master, c: the worker of the largest delay, w: the median "
-        "worker; CPU and run-queue wait per iteration, in the middle of the loop"
+        "worker; CPU and run-queue wait per iteration, from 30 % to 90 % of the loop"
     )
     return 0
 
