@@ -1,13 +1,14 @@
 """Training runs on the emulated cluster with each way of distributing the model and of
 collecting the results (issue 20).
 
-For every scheme of ``--schemes`` (default: issue 20's flat codes at ``--n`` workers), every
-way of ``--ways`` (``runtime.distribution``) and of ``--collections``
-(``runtime.collection``), trains ``--iterations`` iterations of paper 000's setting (l = 125,000,
-T1 = 1.6 + Exp(0.8) units of 5 ms injected, the links' own communication), one rank per node,
-and prints the median time per iteration, its link-limited floor
-(``gradcode.train.timings.link_floor``) and their ratio, and how many chunks the master covered
-per iteration. Needs the cluster up with the rates of ``--rate`` and ``--master-rate``::
+For every scheme of ``--schemes`` (default: issue 20's codes at ``--n`` workers, CodedReduce
+where a tree has ``--n`` nodes, run the runtime's way), every way of ``--ways``
+(``runtime.distribution``) and of ``--collections`` (``runtime.collection``), trains
+``--iterations`` iterations of paper 000's setting (l = 125,000, T1 = 1.6 + Exp(0.8) units of
+5 ms injected, the links' own communication), one rank per node, and prints the median time per
+iteration, its link-limited floor (``gradcode.train.timings.link_floor``) and their ratio, and
+how many chunks the master covered per iteration. Needs the cluster up with the rates of
+``--rate`` and ``--master-rate``::
 
     gradcode cluster up --nodes 9 --rate 100mbit --master-rate 200mbit
     python benchmarks/distribution_runs.py --n 8 --out /tmp/distribution
@@ -39,7 +40,12 @@ def schemes(n: int) -> dict[str, dict]:
         f"d{n}-s{n - 1}-m1": {"name": "ye-abbe", "params": {"n": n, "d": n, "s": n - 1, "m": 1}},
         "d4-s1-m3": {"name": "ye-abbe", "params": {"n": n, "d": 4, "s": 1, "m": 3}},
         "binary": {"name": "binary", "params": {"n": n, "s": 1}},
-    }
+    } | ({"cr": {"name": "coded-reduce", "params": TREES[n]}} if n in TREES else {})
+
+
+#: CodedReduce trees of 8, 14 and 20 nodes: (8, 1, 1), (2, 3, 1), (4, 2, 1); a tree passes the
+#: model down and the results up its own tree, so it runs once, the runtime's way (``auto``)
+TREES = {8: {"n": 8, "L": 1, "s": 1}, 14: {"n": 2, "L": 3, "s": 1}, 20: {"n": 4, "L": 2, "s": 1}}
 
 
 def main() -> None:
@@ -68,7 +74,12 @@ def main() -> None:
         f"{'run':16s} {'way':8s} {'results':7s} {'measured s':>10s} {'floor s':>8s} "
         f"{'ratio':>6s} {'covered':>7s}"
     )
-    runs = [(n, w, c) for n in names for w in args.ways for c in args.collections]
+    runs = [
+        (name, way, collection)
+        for name in names
+        for way in (["auto"] if chosen[name]["name"] == "coded-reduce" else args.ways)
+        for collection in (["auto"] if way == "auto" else args.collections)
+    ]
     for name, way, collection in runs:
         folder = args.out / f"{name}-{way}-{collection}"
         shutil.rmtree(folder, ignore_errors=True)

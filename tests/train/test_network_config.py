@@ -203,10 +203,42 @@ def test_the_link_floor_is_one_model_copy_the_slowest_used_worker_and_the_used_r
     three = {**record, "used": [0, 1, 3]}
     assert link_floor(code, three, links, features).port == "master"
     ring = build("ring-allreduce", n=3)
-    with pytest.raises(ValueError, match="flat codes only"):
+    with pytest.raises(ValueError, match="flat and tree codes only"):
         link_floor(ring, record, links, features)
     with pytest.raises(ValueError, match="used no message"):
         link_floor(code, {**record, "used": []}, links, features)
+
+
+def test_a_tree_floor_follows_the_earliest_decodable_child_at_every_parent():
+    # CodedReduce (2, 2, 1): MASTER -> 0, 1; 0 -> 2, 3; 1 -> 4, 5; any one child will do
+    code = build("coded-reduce", n=2, L=2, s=1)
+    features, rate, latency = 1000, 12.5e6, 0.001
+    links = LinksConfig(rate=rate, master_rate=rate, latency=latency)
+    per_partition = [0.005, 0.005, 0.1, 0.02, 0.1, 0.1]  # injected, two partitions a node
+
+    def record(top_delay: float) -> dict:  # node 0's injected delay
+        return {
+            "injected": {"start": [0.0] * 6, "compute": per_partition},
+            "messages": [
+                {"key": node, "worker": node, "compute": 0.002, "injected_compute": delay}
+                for node, delay in ((0, top_delay), (1, 0.01))
+            ],
+        }
+
+    payload = rate * PAYLOAD_FRACTION
+    copy, hop = 8 * (features + 1) / payload, 8 * (features + H) / payload + latency
+    deepest = 2 * latency + copy
+    # node 3 (0.042 s: 0.02 x 2 injected, 0.001 x 2 measured, the median of the logged
+    # nodes' per partition) is node 0's earliest child: two hops up after it
+    floor = link_floor(code, record(0.01), links, features)
+    assert (floor.download, floor.port) == (pytest.approx(deepest), "tree")
+    assert floor.work == pytest.approx(0.042)
+    assert floor.upload == pytest.approx(2 * hop)
+    # node 0's own work (0.5 s) now decides its branch: the master takes node 1's, which
+    # waited for node 4 (0.202 s); node 5, ready with it, queues behind it at node 1's port
+    floor = link_floor(code, record(0.5), links, features)
+    assert floor.work == pytest.approx(0.202)
+    assert floor.total == pytest.approx(deepest + 0.202 + 2 * hop)
 
 
 def test_the_cluster_smoke_run_file_is_valid_and_injects_no_communication():

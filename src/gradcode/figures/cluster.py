@@ -15,8 +15,9 @@ Rate sweep. ``gradcode cluster rate`` runs the probe at several rates on one clu
 sets each direction's fitted payload rate beside the stated one.
 
 Collection. ``predicted_after_download`` and ``iteration_times`` here, and
-``gradcode.train.timings.predicted_links_time`` they call, take the way the run's results reached the master (``collection``: ``push`` or ``pull``, the
-run's ``runtime.collection`` as resolved, ``summary.json``'s) and give it to the model.
+``gradcode.train.timings.predicted_links_time`` they call, take the way the run's results
+reached the master (``collection``: ``push`` or ``pull``, the run's ``runtime.collection`` as
+resolved, ``summary.json``'s) and give it to the model.
 """
 
 from __future__ import annotations

@@ -22,18 +22,20 @@ rings: ``node_work``), the links' rates and latency, the sizes the runtime sends
 ``link_floor`` is the least time a logged iteration could have taken on its links (issue 20):
 one copy of the model through the slowest link on its way, the slowest used worker's measured
 work, the used results through the master's port; what a runtime with an ideal broadcast and
-no overhead of its own would reach.
+no overhead of its own would reach. For a tree (``tree_link_floor``) the same at every parent,
+with the code's own rule deciding which children it waits for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from gradcode.codes.base import GradientCode
+from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.timing.links import PAYLOAD_FRACTION, FlatRun, LinksModel, RingRun, TreeRun
 from gradcode.train.bandwidth import SinglePort
 from gradcode.train.config import BandwidthConfig, LinksConfig
@@ -186,12 +188,14 @@ def link_floor(
       takes longer, plus the latency.
 
     Rates are the links' times ``payload`` (the share of a rate-limited link's frames that
-    is TCP payload, ``gradcode.timing.links.PAYLOAD_FRACTION``). ``ValueError`` for a tree or
-    ring code (their results do not all cross the master's port) or a record without the
-    decoder's messages."""
+    is TCP payload, ``gradcode.timing.links.PAYLOAD_FRACTION``). Trees: ``tree_link_floor``.
+    ``ValueError`` for a ring code (its results do not cross the master's port) or a record
+    without the decoder's messages."""
     topology = code.capabilities.topology
+    if topology == "tree":
+        return tree_link_floor(cast(TreeCode, code), record, links, features, payload=payload)
     if topology != "flat":
-        raise ValueError(f"link_floor: flat codes only ({code.name} is a {topology} code)")
+        raise ValueError(f"link_floor: flat and tree codes only ({code.name} is a {topology} code)")
     rate, master = links.rate * payload, links.master_rate * payload
     download = links.latency + 8 * (features + 1) / min(rate, master)
     used = {logged_key(key) for key in record["used"]}
@@ -207,6 +211,60 @@ def link_floor(
     port = "master" if through_master >= through_worker else "worker"
     upload = links.latency + max(through_master, through_worker)
     return LinkFloor(download, work, upload, port)
+
+
+def tree_link_floor(
+    code: TreeCode,
+    record: Mapping[str, Any],
+    links: LinksConfig,
+    features: int,
+    *,
+    payload: float = PAYLOAD_FRACTION,
+) -> LinkFloor:
+    """``link_floor`` of a tree code: the least time logged iteration ``record`` could take
+    with the tree's own rule at every parent.
+
+    - The model reaches a node at depth ``d`` at best ``d`` latencies plus one copy's time
+      through the slower link after the master sent it (pipelined down the tree, as the flat
+      floor's download).
+    - Every node's own work is ``node_work``'s (logged for the master's children, the
+      injected delays and the median measured compute per partition for the deeper nodes);
+      a node's message is ready when its work is done and its children reduce
+      (``children_completion_times``, the earliest decodable set of them).
+    - A parent's port carries one message at a time at its rate, in the order the messages
+      are ready (no message waits for one ready later), each also through its sender's link,
+      and arrives a latency later.
+
+    ``download`` is the deepest node's model time, ``upload`` the results' way up along the
+    path that decided (every level's wait for its port, link and latency after the deciding
+    child was ready), ``work`` the rest: the work and the waits for children along that path.
+    ``port`` is ``"tree"``."""
+    rate, master = links.rate * payload, links.master_rate * payload
+    size = 8 * (code.message_length(features) + H)
+    copy = 8 * (features + 1) / min(rate, master)
+    depth = np.array([code.depth(node) for node in range(code.n)])
+    got = depth * links.latency + copy
+    ready = got + node_work(code, record)
+    way_up = np.zeros(code.n)  # communication on the deciding path below each node
+    for parent in reversed(code.parents()):
+        kids = list(code.children(parent))
+        port = master if parent == MASTER else rate
+        arrivals = np.empty(len(kids))
+        free = 0.0
+        for index in np.argsort(ready[kids], kind="stable"):
+            start = max(ready[kids[index]], free)
+            free = start + size / port
+            arrivals[index] = max(free, ready[kids[index]] + size / rate) + links.latency
+        reduced = float(code.children_completion_times(parent, arrivals[None, :])[0])
+        decider = kids[int(np.argmin(np.abs(arrivals - reduced)))]
+        below = way_up[decider] + arrivals[kids.index(decider)] - ready[decider]
+        if parent == MASTER:
+            download = float(got.max())
+            upload = float(below)
+            return LinkFloor(download, reduced - download - upload, upload, "tree")
+        if reduced > ready[parent]:
+            ready[parent], way_up[parent] = reduced, below
+    raise AssertionError(f"{code.name}: no parent is MASTER")
 
 
 def logged_work(
