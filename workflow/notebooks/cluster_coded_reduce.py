@@ -31,7 +31,7 @@ import numpy as np
 
 from gradcode.codes import build
 from gradcode.figures import style
-from gradcode.figures.cluster import message_transfers, predicted_after_download
+from gradcode.figures.cluster import floor_comparison, message_transfers, predicted_after_download
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.timing.links import FLOAT, message_time
@@ -160,19 +160,7 @@ for name in order:
         )
     )
     if "floor" in result:
-        rows.append(
-            Comparison(
-                PAPER,
-                item,
-                f"{name}: mean time per iteration (s), measured vs its link-limited floor",
-                float(result["floor"].mean()),
-                float(result["measured"].mean()),
-                "emulated network",
-                "paper value: gradcode.train.timings.link_floor: one copy of the model through "
-                "the slower link, the decoder's slowest used work, its results through the "
-                "bottleneck port (trees: the earliest decodable children at every parent)",
-            )
-        )
+        rows.append(floor_comparison(PAPER, item, name, result, "emulated network"))
     if "after_download" in result:
         rows.append(
             Comparison(

@@ -43,7 +43,13 @@ import numpy as np
 
 from gradcode.codes import build
 from gradcode.figures import style
-from gradcode.figures.cluster import by_workers, iteration_times, reference_codes, time_saved
+from gradcode.figures.cluster import (
+    by_workers,
+    floor_comparison,
+    iteration_times,
+    reference_codes,
+    time_saved,
+)
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.train.config import load_config
@@ -152,19 +158,7 @@ for n, order in orders.items():
                 + stand_in_suffix([result["run"]]),
             )
         )
-        rows.append(
-            Comparison(
-                PAPER,
-                item,
-                f"{name}: mean time per iteration (s), measured vs its link-limited floor",
-                float(result["floor"].mean()),
-                float(result["measured"].mean()),
-                KIND,
-                "paper value: gradcode.train.timings.link_floor: one copy of the model through "
-                "a worker's link, the longest logged work among the results the decoder used, "
-                "those results through the master's port (or a worker's link); no paper gives it",
-            )
-        )
+        rows.append(floor_comparison(PAPER, item, name, result, KIND))
         rows.append(
             Comparison(
                 PAPER,

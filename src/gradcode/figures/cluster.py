@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import GradientCode
+from gradcode.figures.compare import Comparison
 from gradcode.timing.links import PAYLOAD_FRACTION, message_time
 from gradcode.train.config import LinksConfig
 from gradcode.train.protocol import H
@@ -326,3 +327,22 @@ def message_transfers(
         measured.append(float(message["transfer"]))
         model.append(float(finish[q] - start))
     return np.array(measured), np.array(model)
+
+
+def floor_comparison(
+    paper: str, item: str, name: str, result: Mapping[str, np.ndarray], kind: str
+) -> Comparison:
+    """The comparison row of run ``name``'s mean measured iteration time (``result``'s
+    ``measured``) against its mean link-limited floor (``floor``)."""
+    return Comparison(
+        paper,
+        item,
+        f"{name}: mean time per iteration (s), measured vs its link-limited floor",
+        float(result["floor"].mean()),
+        float(result["measured"].mean()),
+        kind,
+        "paper value: gradcode.train.timings.link_floor: one copy of the model through the "
+        "slower link, the longest logged work among the results the decoder used, those "
+        "results through the bottleneck port (trees: the earliest decodable children at every "
+        "parent); no paper gives it",
+    )
