@@ -293,8 +293,8 @@ class GradientCode(ABC):
         """Whether ``decode`` runs faster when the messages are consecutive rows of one matrix.
 
         True for codes that combine their messages into ``m >= 2`` chunks (``combine_chunks``
-        then multiplies the rows in place instead of first gathering them, 1.0-1.1x the
-        memory floor against 1.6-2.0x at m = 9), so a runtime that can lay the results out
+        then multiplies the rows in place instead of first gathering them, 1.07-1.25x the
+        memory floor against 1.6-2.4x at m = 9), so a runtime that can lay the results out
         that way as they arrive (``gradcode.train.rows``) does.
         """
         return self.m >= BLOCKED_FROM_CHUNKS

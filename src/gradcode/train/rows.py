@@ -4,7 +4,7 @@ A code that combines its messages into ``m >= 2`` chunks (``decodes_faster_from_
 multiplies them in place when they are consecutive rows of one matrix, and otherwise first
 gathers them into one, a copy on the critical path between the last result and the decoded
 gradient (``gradcode.codes.base.combine_chunks``; at m = 9 the gather and product take
-1.6-2.4x the memory floor, the product on rows 1.1-1.25x, ``benchmarks/decode_cost.py``). The
+1.6-2.4x the memory floor, the product on rows 1.07-1.25x, ``benchmarks/decode_cost.py``). The
 master therefore copies each result it will hold into the next row of ``MessageRows`` when it
 arrives, while it waits for the others, so only the last result's copy stays on the critical
 path. The rows cost one more message per key in memory (n = 40, m = 2, l = 10^6: 165 MB).
