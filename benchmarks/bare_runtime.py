@@ -22,10 +22,6 @@ from mpi4py import MPI
 MODEL, RESULT = 1, 2
 
 
-def nap(poll: float) -> None:
-    time.sleep(poll)
-
-
 def master(comm: MPI.Comm, args: argparse.Namespace) -> None:
     n = comm.Get_size() - 1
     model = np.zeros(args.features)
@@ -46,7 +42,7 @@ def master(comm: MPI.Comm, args: argparse.Namespace) -> None:
                     arrived[index] = now - began
                 pending -= len(done)
             else:
-                nap(args.poll)
+                time.sleep(args.poll)
         ended = time.perf_counter()
         MPI.Request.Waitall(sends)
         model -= 1e-3 * sum(buffer[3:] for buffer in buffers)  # the update
@@ -81,7 +77,7 @@ def worker(comm: MPI.Comm, args: argparse.Namespace) -> None:
             comm.Iprobe(source=0, tag=MODEL, status=status)
             or comm.Iprobe(source=0, tag=MODEL, status=status)
         ):
-            nap(args.poll)
+            time.sleep(args.poll)
         if status.Get_count(MPI.DOUBLE) == 0:
             comm.Recv(np.empty(0), source=0, tag=MODEL)
             return

@@ -256,8 +256,9 @@ def tree_link_floor(
             free = start + size / port
             arrivals[index] = max(free, ready[kids[index]] + size / rate) + links.latency
         reduced = float(code.children_completion_times(parent, arrivals[None, :])[0])
-        decider = kids[int(np.argmin(np.abs(arrivals - reduced)))]
-        below = way_up[decider] + arrivals[kids.index(decider)] - ready[decider]
+        decided = int(np.argmin(np.abs(arrivals - reduced)))
+        decider = kids[decided]
+        below = way_up[decider] + arrivals[decided] - ready[decider]
         if parent == MASTER:
             download = float(got.max())
             upload = float(below)

@@ -138,6 +138,8 @@ class Worker:
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
         self.job: _Job | None = None
         self._status = MPI.Status()
+        #: where models come from: the parent, or with scatter any worker too (its pieces)
+        self._model_source = links.up_rank if self.assembler is None else MPI.ANY_SOURCE
         self.latest = -1
         self.stopping = False
         self.done_sent: MPI.Request | None = None
@@ -206,8 +208,7 @@ class Worker:
         (``benchmarks/fixed_cost.py``, n = 20 on two cores: a worker's CPU per iteration
         1.3-1.9 ms with it, 1.6-2.7 ms without).
         """
-        links, status = self.links, self._status
-        source = links.up_rank if self.assembler is None else MPI.ANY_SOURCE
+        links, status, source = self.links, self._status, self._model_source
         while not (
             (not self.orphan and probe(links.up_comm, source, status))
             or links.world.Iprobe(source=0, tag=MPI.ANY_TAG)
@@ -248,10 +249,8 @@ class Worker:
 
     def _inbox(self) -> None:
         """Take every message from the parent and the master; keep only the newest model."""
-        links, status = self.links, MPI.Status()
+        links, status, source = self.links, self._status, self._model_source
         newest: np.ndarray | None = None
-        # with scatter, chunks come from the master and from every other worker
-        source = links.up_rank if self.assembler is None else MPI.ANY_SOURCE
         try:
             while not self.orphan and probe(links.up_comm, source, status):
                 vector = receive_vector(links.up_comm, status)
