@@ -6,7 +6,8 @@ where a tree has ``--n`` nodes, run the runtime's way), every way of ``--ways``
 (``runtime.distribution``) and of ``--collections`` (``runtime.collection``), trains
 ``--iterations`` iterations of paper 000's setting (l = 125,000, T1 = 1.6 + Exp(0.8) units of
 5 ms injected, the links' own communication), one rank per node, and prints the median time per
-iteration, its link-limited floor (``gradcode.train.timings.link_floor``) and their ratio, and
+iteration, its link-limited floor (``gradcode.train.timings.link_floor``) and their ratio, the
+``shared-links`` model of the run's own way (``predicted_links_time``) and the ratio to it, and
 how many chunks the master covered per iteration. Needs the cluster up with the rates of
 ``--rate`` and ``--master-rate``::
 
@@ -29,7 +30,7 @@ import yaml
 from gradcode.train.config import load_config
 from gradcode.train.log import read_log
 from gradcode.train.plan import build_plan
-from gradcode.train.timings import link_floor
+from gradcode.train.timings import link_floor, predicted_links_time
 
 
 def schemes(n: int) -> dict[str, dict]:
@@ -43,8 +44,8 @@ def schemes(n: int) -> dict[str, dict]:
     } | ({"cr": {"name": "coded-reduce", "params": TREES[n]}} if n in TREES else {})
 
 
-#: CodedReduce trees of 8, 14 and 20 nodes: (8, 1, 1), (2, 3, 1), (4, 2, 1); a tree passes the
-#: model down and the results up its own tree, so it runs once, the runtime's way (``auto``)
+#: CodedReduce trees of 8, 14 and 20 nodes: (8, 1, 1), (2, 3, 1), (4, 2, 1); a tree's results
+#: go up its own tree, pushed (``collection`` auto), its model each way of ``--ways``
 TREES = {8: {"n": 8, "L": 1, "s": 1}, 14: {"n": 2, "L": 3, "s": 1}, 20: {"n": 4, "L": 2, "s": 1}}
 
 
@@ -72,13 +73,13 @@ def main() -> None:
     names = args.schemes or list(chosen)
     print(
         f"{'run':16s} {'way':8s} {'results':7s} {'measured s':>10s} {'floor s':>8s} "
-        f"{'ratio':>6s} {'covered':>7s}"
+        f"{'ratio':>6s} {'model s':>7s} {'/model':>6s} {'covered':>7s}"
     )
     runs = [
         (name, way, collection)
         for name in names
-        for way in (["auto"] if chosen[name]["name"] == "coded-reduce" else args.ways)
-        for collection in (["auto"] if way == "auto" else args.collections)
+        for way in args.ways
+        for collection in (["auto"] if way == "auto" or name == "cr" else args.collections)
     ]
     for name, way, collection in runs:
         folder = args.out / f"{name}-{way}-{collection}"
@@ -117,11 +118,16 @@ def main() -> None:
         records = read_log(folder)[args.skip :]
         measured = np.median([r["iteration_time"] for r in records])
         floor = np.median([link_floor(plan.code, r, links, features).total for r in records])
+        ways = {"distribution": summary["distribution"]["way"]}
+        ways["collection"] = summary["collection"]["way"]
+        model = np.median(
+            [predicted_links_time(plan.code, r, links, features, **ways) for r in records]
+        )
         covered = np.mean([len(r.get("covered", [])) for r in records])
         print(
-            f"{name:16s} {summary['distribution']['way']:8s} "
-            f"{summary['collection']['way']:7s} {measured:10.3f} "
-            f"{floor:8.3f} {measured / floor:6.2f} {covered:7.1f}",
+            f"{name:16s} {ways['distribution']:8s} {ways['collection']:7s} {measured:10.3f} "
+            f"{floor:8.3f} {measured / floor:6.2f} {model:7.3f} {measured / model:6.2f} "
+            f"{covered:7.1f}",
             flush=True,
         )
 

@@ -163,6 +163,14 @@ def test_tree_download_forwards_the_model_down():
     assert extra == pytest.approx(2 * 2 * 8 * (L + 1) / R)  # two levels, two children each
 
 
+def test_a_trees_scattered_model_reaches_every_node_at_once_not_level_by_level():
+    code = build("coded-reduce", n=2, L=2, s=1)
+    model = LinksModel(rate=R, master_rate=2 * R, features=L, distribution="scatter")
+    no_download = LinksModel(rate=R, master_rate=2 * R, features=L, download=False)
+    extra = _run(model, code).times[0] - _run(no_download, code).times[0]
+    assert extra == pytest.approx(8 * (L + 1) / R)  # one copy through a node's link
+
+
 def test_ring_takes_two_n_minus_one_chunk_steps_after_the_slowest_worker():
     n, latency = 4, 0.0005
     ring = build("ring-allreduce", n=n)

@@ -8,12 +8,14 @@ import itertools
 import numpy as np
 import pytest
 
+from gradcode.codes import build
 from gradcode.train.config import load_config
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
     ModelAssembler,
     choose,
+    isend_seconds,
     scatter_pieces,
 )
 from gradcode.train.reference import serial_trajectory
@@ -83,7 +85,7 @@ def test_a_slow_chunk_is_covered_for_a_while_and_a_silent_workers_from_its_silen
 
 def test_auto_scatters_only_where_the_links_say_it_is_faster():
     links = {"master_rate": 25e6, "worker_rate": 12.5e6}
-    common = {"features": 125_000, "flat": True, "tolerant": False}
+    common = {"features": 125_000, "topology": "flat", "tolerant": False}
     chosen = choose("auto", workers=8, **links, **common)
     assert chosen.way == "scatter"
     assert chosen.predicted["isend"] == pytest.approx(8 * 8 * 125_001 / 25e6)
@@ -92,7 +94,7 @@ def test_auto_scatters_only_where_the_links_say_it_is_faster():
     # the master's port much faster than a worker's link: n copies beat a relay
     fast = choose("auto", workers=8, master_rate=1e9, worker_rate=1e6, **common)
     assert fast.way == "isend"
-    assert choose("scatter", workers=8, **links, **{**common, "flat": False}).way == "isend"
+    assert choose("scatter", workers=8, **links, **{**common, "topology": "ring"}).way == "isend"
     assert choose("scatter", workers=8, **links, **{**common, "tolerant": True}).way == "isend"
     assert choose("scatter", workers=2, master_rate=None, worker_rate=None, **common).way == (
         "scatter"
@@ -100,11 +102,33 @@ def test_auto_scatters_only_where_the_links_say_it_is_faster():
     assert choose("isend", workers=8, **links, **common).way == "isend"
 
 
+def test_a_trees_isend_stores_and_forwards_a_copy_per_child_at_every_level():
+    size, master, worker = 1e6, 25e6, 12.5e6
+    wide, deep = build("coded-reduce", n=8, L=1, s=1), build("coded-reduce", n=2, L=3, s=1)
+    assert isend_seconds(size, 8, master, worker, wide) == pytest.approx(8 * size / master)
+    assert isend_seconds(size, 14, master, worker, deep) == pytest.approx(
+        2 * size / master + 2 * 2 * size / worker
+    )
+    common = {"features": 125_000, "master_rate": master, "worker_rate": worker}
+    for tree in (wide, deep):
+        chosen = choose(
+            "auto", workers=tree.n, topology="tree", tolerant=False, tree=tree, **common
+        )
+        assert chosen.way == "scatter"
+        assert chosen.predicted["isend"] == pytest.approx(
+            isend_seconds(8 * 125_001, tree.n, master, worker, tree)
+        )
+
+
 @pytest.mark.mpi
 @pytest.mark.parametrize(
     ("scheme", "params", "ranks"),
-    [("ye-abbe", {"n": 4, "d": 3, "s": 1, "m": 2}, 5), ("uncoded", {"n": 4}, 5)],
-    ids=["ye-abbe", "uncoded"],
+    [
+        ("ye-abbe", {"n": 4, "d": 3, "s": 1, "m": 2}, 5),
+        ("uncoded", {"n": 4}, 5),
+        ("coded-reduce", {"n": 2, "L": 2, "s": 1}, 7),
+    ],
+    ids=["ye-abbe", "uncoded", "coded-reduce"],
 )
 def test_a_scattered_model_keeps_the_run_exact_and_a_straggler_forwards_all_the_same(
     tmp_path, logistic_data, scheme, params, ranks
@@ -130,9 +154,10 @@ def test_a_scattered_model_keeps_the_run_exact_and_a_straggler_forwards_all_the_
             slow_until[chunk] = before["iteration"] + 20
         recent = {c for c, until in slow_until.items() if until >= record["iteration"]}
         assert set(record["covered"]) == recent
+    workers = params["n"] if scheme != "coded-reduce" else 6
     for record in log:
         for message in record["messages"]:
-            assert 0 <= message["model_last"] < 4  # every worker assembled its model
+            assert 0 <= message["model_last"] < workers  # every worker assembled its model
 
 
 @pytest.mark.mpi

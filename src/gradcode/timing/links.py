@@ -25,15 +25,16 @@ Timeline of one iteration (one trial):
 
 1. with ``download`` (default) the master sends the model to its children at once (they share
    its link) and a tree node forwards it to its own children on receipt; a node starts
-   computing when its copy arrived (without ``download``: at 0). A flat code's model may go
-   the runtime's ``scatter`` way instead (``distribution``, ``gradcode.train.distribution``):
-   chunk ``j`` (``1 / n`` of the model) to worker ``j`` through the master's link, forwarded
-   piece by piece to every other worker as it comes: pipelined, every worker holds the model
-   ``2 latency`` plus the longest of the chunks' time through the master's link, ``(n - 1) /
-   n`` of the model out through a forwarder's link and the whole model in through a worker's
-   (at the slowest worker's rate) after it left; the first pieces' start, the forwarders'
-   polling and the runtime's covering of a slow forwarder are not modelled (measured, n = 8,
-   l = 125,000 at 100/200 Mbit/s: 0.087-0.113 s, this gives 0.084);
+   computing when its copy arrived (without ``download``: at 0). A flat or tree code's model
+   may go the runtime's ``scatter`` way instead (``distribution``,
+   ``gradcode.train.distribution``): chunk ``j`` (``1 / n`` of the model) to worker (tree
+   node) ``j`` through the master's link, forwarded piece by piece to every other worker as it
+   comes, not down the tree: pipelined, every worker holds the model ``2 latency`` plus the
+   longest of the chunks' time through the master's link, ``(n - 1) / n`` of the model out
+   through a forwarder's link and the whole model in through a worker's (at the slowest
+   worker's rate) after it left; the first pieces' start, the forwarders' polling and the
+   runtime's covering of a slow forwarder are not modelled (measured, n = 8, l = 125,000 at
+   100/200 Mbit/s: 0.087-0.113 s, this gives 0.084);
 2. computation as paper 001's model (``single_port``): ``d_i (a + Exp(mu))`` for a node with
    ``d_i`` of the ``data`` points (``mu`` omitted: deterministic ``a`` per point);
 3. master-worker codes: every message flows to the master once ready, the code's
@@ -312,7 +313,7 @@ class LinksModel(TimingModel):
         "features": "gradient length l: a message of a code with reduction m is ceil(l/m) floats",
         "header_bytes": "bytes added to every result message (default 0; the runtime's: 8 H, 96)",
         "download": "whether the master first sends the model to every worker (default true)",
-        "distribution": "the model's way to a flat code's workers: isend (default) or scatter",
+        "distribution": "the model's way to the workers (flat, tree): isend (default) or scatter",
         "collection": (
             "how a flat code's results reach the master: push (default: all of them) or pull "
             "(notices, then the payloads its completion rule needs)"
@@ -509,6 +510,17 @@ def _nonnegative(name: str, value: Any) -> float:
     return float(value)
 
 
+def scattered(model: LinksModel, rates: np.ndarray) -> np.ndarray:
+    """When each of ``len(rates)`` workers holds a model scattered to them (step 1 of the
+    module docstring), ``(n,)``: all at once."""
+    n = len(rates)
+    chunks = fair_finish(np.zeros(n), np.full(n, model.model_bytes / n), rates, model.master_rate)
+    slowest = float(np.min(rates))
+    forward = (n - 1) * model.model_bytes / (n * slowest)
+    whole = model.model_bytes / slowest
+    return np.full(n, 2 * model.latency + max(float(np.max(chunks)), forward, whole))
+
+
 @dataclass
 class FlatRun:
     model: LinksModel
@@ -544,13 +556,7 @@ class FlatRun:
         if not model.download:
             return np.zeros(n)
         if model.distribution == "scatter" and n > 1:
-            chunks = fair_finish(
-                np.zeros(n), np.full(n, model.model_bytes / n), self.rates, model.master_rate
-            )
-            slowest = float(np.min(self.rates))
-            forward = (n - 1) * model.model_bytes / (n * slowest)
-            whole = model.model_bytes / slowest
-            return np.full(n, 2 * model.latency + max(float(np.max(chunks)), forward, whole))
+            return scattered(model, self.rates)
         return model.latency + fair_finish(
             np.zeros(n), np.full(n, model.model_bytes), self.rates, model.master_rate
         )
@@ -597,7 +603,9 @@ class TreeRun:
         trials = compute.shape[0]
         size = model.result_bytes(code)
         start = np.zeros(code.n)
-        if model.download:
+        if model.download and model.distribution == "scatter" and code.n > 1:
+            start = scattered(model, self.rates)
+        elif model.download:
             for depth in range(code.height):  # parents before their children
                 for parent in code.nodes_at_depth(depth):
                     kids = list(code.children(parent))

@@ -56,8 +56,8 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
     runtime:
       poll_interval: number > 0     # [0.0005] seconds idle ranks sleep between polls
       iteration_timeout: number > 0 # [600] seconds before an undecodable iteration fails
-      distribution: auto | isend | scatter   # [auto] how the model reaches a flat code's
-                                    # workers (gradcode.train.distribution)
+      distribution: auto | isend | scatter   # [auto] how the model reaches a flat or tree
+                                    # code's workers (gradcode.train.distribution)
       collection: auto | push | pull   # [auto] how results reach the master: sent when
                                     # ready, or only those the code still needs, on request
                                     # (gradcode.train.collection)

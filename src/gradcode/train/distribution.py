@@ -1,27 +1,29 @@
-"""How the model reaches a flat code's workers (``runtime.distribution``).
+"""How the model reaches the workers (``runtime.distribution``).
 
 - ``isend``: the master sends the whole model to every worker, one ``Isend`` each: ``n``
-  copies through its port.
+  copies through its port. In a tree code every parent sends it on to each of its children
+  once it holds all of it (store and forward: one copy per child through every parent's port).
 - ``scatter``: the master sends worker ``j`` only chunk ``j`` of the model (``1 / n`` of it),
   and worker ``j`` forwards it to every other worker as soon as it has it; a worker begins the
-  iteration once it holds every chunk. Chunks travel in ``pieces`` (``scatter_pieces``): the
-  master sends every worker its first piece, then every worker its second, and so on, and a
-  worker forwards each piece as it comes, so the forwards start after a piece, not after a whole
-  chunk, came through the master's port (measured on the emulated cluster, n = 8, l = 125,000:
-  the last worker held the model 0.10-0.13 s after it left, against one copy's 0.084 s through a
-  worker's link, with whole chunks). About one copy leaves the master's port and about one
-  passes each worker's link each way. A straggler forwards all the same: its injected delays are
-  naps in which it still polls every few milliseconds. A worker that never answers (persistent,
-  silent) would never forward, and one behind a slow link would hold everyone back: the master
-  sends *those* chunks to every worker itself (``covered``): the first from the start, the
-  second once a worker reported that chunk kept its model waiting (``model_last``,
-  ``model_wait``, ``model_span`` in its results' header), for the next iterations
-  (``gradcode.train.master``). The master's port carries ``1 + c`` copies for ``c`` covered
-  chunks, instead of ``n``.
+  iteration once it holds every chunk. A tree code's nodes are the workers here: the pieces
+  travel among all of them (``Links.pieces``), not down the tree. Chunks travel in ``pieces``
+  (``scatter_pieces``): the master sends every worker its first piece, then every worker its
+  second, and so on, and a worker forwards each piece as it comes, so the forwards start after a
+  piece, not after a whole chunk, came through the master's port (measured on the emulated
+  cluster, n = 8, l = 125,000: the last worker held the model 0.10-0.13 s after it left, against
+  one copy's 0.084 s through a worker's link, with whole chunks). About one copy leaves the
+  master's port and about one passes each worker's link each way. A straggler forwards all the
+  same: its injected delays are naps in which it still polls every few milliseconds. A worker
+  that never answers (persistent, silent) would never forward, and one behind a slow link would
+  hold everyone back: the master sends *those* chunks to every worker itself (``covered``): the
+  first from the start, the second once a worker reported that chunk kept its model waiting
+  (``model_last``, ``model_wait``, ``model_span`` in its results' header; in a tree, the
+  master's children's), for the next iterations (``gradcode.train.master``). The master's port
+  carries ``1 + c`` copies for ``c`` covered chunks, instead of ``n``.
 - ``auto`` (the default): ``scatter`` where ``choose`` predicts it faster, else ``isend``.
 
 A piece travels as ``[t, c, forward, values...]`` (``CHUNK_HEADER``) with tag
-``protocol.MODEL_CHUNK`` on the models' channel: piece ``c`` of the ``n P`` contiguous pieces of
+``protocol.MODEL_CHUNK`` on ``Links.pieces``: piece ``c`` of the ``n P`` contiguous pieces of
 the point belongs to worker ``c mod n``'s chunk; ``forward`` is 1 when that worker must pass it
 on. Covering, the reports and the log speak of chunks (workers), never of pieces. Pieces of an
 older iteration than the newest seen are dropped, and a piece of a newer one abandons the model
@@ -32,9 +34,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
+from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train.config import RunConfig
 from gradcode.train.runtime import RankContext
 
@@ -81,6 +85,24 @@ class Choice:
         return found
 
 
+def isend_seconds(
+    size: float, workers: int, master_rate: float, worker_rate: float, tree: TreeCode | None
+) -> float:
+    """When the last worker holds a ``size``-byte model sent the ``isend`` way: ``n`` copies
+    sharing the master's port; in a tree, each parent's copies (one per child) through its own
+    port once it holds the model, added up along the slowest path."""
+    if tree is None:
+        return workers * size / master_rate
+    held = np.zeros(tree.n)
+    for depth in range(tree.height):  # parents before their children
+        for parent in tree.nodes_at_depth(depth):
+            kids = list(tree.children(parent))
+            if kids:
+                at, rate = (0.0, master_rate) if parent == MASTER else (held[parent], worker_rate)
+                held[kids] = at + len(kids) * size / rate
+    return float(held.max())
+
+
 def choose(
     requested: str,
     *,
@@ -88,22 +110,24 @@ def choose(
     features: int,
     master_rate: float | None,
     worker_rate: float | None,
-    flat: bool,
+    topology: str,
     tolerant: bool,
+    tree: TreeCode | None = None,
 ) -> Choice:
     """``requested`` (``runtime.distribution``) resolved for this run.
 
     ``auto`` takes ``scatter`` only where the links' rates are known (``network.links``), the
-    code is flat, failures are not tolerated (a dead worker's chunk is covered only once the
-    master knows, and a receive from any source then fails) and the model's time through the
-    master's port falls: ``n B / R_master`` against ``B / R_master + (n - 1) B / (n R_worker)``
-    (``B`` the model's bytes; ``isend``'s copies share the master's port, ``scatter``'s forwards
-    every worker's link), with at least ``SCATTER_MIN_WORKERS`` workers.
+    code is flat or a tree (``tree``: the code, for its ``isend`` way), failures are not
+    tolerated (a dead worker's chunk is covered only once the master knows, and a receive from
+    any source then fails) and the model's time falls: ``isend_seconds`` (``n B / R_master``
+    for a flat code) against ``B / R_master + (n - 1) B / (n R_worker)`` (``B`` the model's
+    bytes; ``scatter``'s forwards share every worker's link), with at least
+    ``SCATTER_MIN_WORKERS`` workers.
     """
     if requested == "isend":
         return Choice("isend", "runtime.distribution: isend")
-    if not flat:
-        return Choice("isend", "the code's own tree carries its models")
+    if topology not in ("flat", "tree"):
+        return Choice("isend", f"a {topology} code's model goes to every worker")
     if tolerant:
         return Choice("isend", "faults.tolerate: a dead worker must not hold the others' chunks")
     if requested == "scatter":
@@ -114,7 +138,7 @@ def choose(
         return Choice("isend", f"auto: fewer than {SCATTER_MIN_WORKERS} workers")
     size = 8.0 * (features + 1)
     predicted = {
-        "isend": workers * size / master_rate,
+        "isend": isend_seconds(size, workers, master_rate, worker_rate, tree),
         "scatter": size / master_rate + (workers - 1) * size / (workers * worker_rate),
     }
     way = "scatter" if predicted["scatter"] < predicted["isend"] else "isend"
@@ -123,7 +147,7 @@ def choose(
 
 def distribution_choice(ctx: RankContext) -> Choice:
     """``choose`` for this run (every rank derives the same)."""
-    config = ctx.plan.config
+    config, topology = ctx.plan.config, ctx.plan.topology
     links = config.network.links if config.network is not None else None
     return choose(
         config.runtime.distribution,
@@ -131,8 +155,9 @@ def distribution_choice(ctx: RankContext) -> Choice:
         features=ctx.features,
         master_rate=links.master_rate if links is not None else None,
         worker_rate=links.rate if links is not None else None,
-        flat=ctx.plan.topology == "flat",
+        topology=topology,
         tolerant=ctx.tolerant,
+        tree=cast(TreeCode, ctx.plan.code) if topology == "tree" else None,
     )
 
 

@@ -352,21 +352,19 @@ class Master:
     def _send_model(self, t: int, model: np.ndarray) -> list[int] | None:
         """Send model ``t`` the way ``runtime.distribution`` chose; with ``scatter`` returns the
         chunks the master sent to every worker itself (``Covering``)."""
-        live = [
-            (child_rank, world_rank)
-            for child_rank, world_rank in self.child_ranks
-            if self.failures is None or not self.failures.dead(world_rank)
-        ]
         if self.covering is None:
-            for child_rank, _ in live:
-                self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+            for child_rank, world_rank in self.child_ranks:
+                if self.failures is None or not self.failures.dead(world_rank):
+                    self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
             return None
+        # no failures are tolerated with scatter (``distribution.choose``); a tree's nodes all
+        # get pieces, on the channel the tree keeps for them (``Links.pieces``)
         assert self.splitter is not None  # set with covering: scatter
+        ranks = [worker + 1 for worker in range(self.ctx.plan.workers)]
         covered = self.covering.chunks(t)
         for owner, chunk in self.splitter.chunks(model, covered):
-            targets = live if owner in covered else [self.child_ranks[owner]]
-            for child_rank, _ in targets:
-                self.sends.send(self.links.down_comm, chunk, child_rank, protocol.MODEL_CHUNK)
+            for rank in ranks if owner in covered else [ranks[owner]]:
+                self.sends.send(self.links.pieces, chunk, rank, protocol.MODEL_CHUNK)
         return covered
 
     def _collect(self, held: dict[Any, Result], seen: list[Result]) -> bool:

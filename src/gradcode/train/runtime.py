@@ -19,8 +19,10 @@ class Links:
 
     ``up_comm``/``up_rank``: where models come from and results go (``None`` for rank 0).
     ``down_comm``: where this rank sends models and receives results; ``children[j]`` is the
-    worker (tree: node) at rank ``j + 1`` of ``down_comm``. Control messages (``STOP``,
-    ``DONE``, ``FINISH``) always use ``world`` and rank 0.
+    worker (tree: node) at rank ``j + 1`` of ``down_comm``. ``pieces``: where a scattered
+    model's pieces travel (``gradcode.train.distribution``), among all ranks: the master at
+    rank 0, worker (tree node) ``j`` at ``j + 1``; a flat code's data communicator, a tree's
+    own. Control messages (``STOP``, ``DONE``, ``FINISH``) always use ``world`` and rank 0.
     """
 
     world: MPI.Comm
@@ -28,6 +30,7 @@ class Links:
     up_rank: int = 0
     down_comm: MPI.Comm | None = None
     children: list[int] = field(default_factory=list)
+    pieces: MPI.Comm | None = None
 
 
 @dataclass
@@ -78,5 +81,5 @@ def flat_links(world: MPI.Comm, workers: int) -> Links:
     """
     data = world.Dup()
     if world.Get_rank() == 0:
-        return Links(world, down_comm=data, children=list(range(workers)))
-    return Links(world, up_comm=data, up_rank=0)
+        return Links(world, down_comm=data, children=list(range(workers)), pieces=data)
+    return Links(world, up_comm=data, up_rank=0, pieces=data)

@@ -138,8 +138,8 @@ def predicted_links_time(
       injected_compute`` after its worker got the model, and the messages share the master's
       link, pushed or pulled as the run's were (``collection``); messages not in the record
       were never sent (under ``pull`` the record holds the pulled ones);
-    - trees: the model goes down the tree, every node's own work is ``node_work``'s, and the
-      messages share each parent's link;
+    - trees: the model goes down the tree (scattered: to every node at once), every node's
+      own work is ``node_work``'s, and the messages share each parent's link;
     - rings: ``2 (N - 1)`` chunk steps after the slowest worker's ``node_work``.
 
     Result messages carry the runtime's header (``header_bytes``)."""

@@ -70,8 +70,8 @@ class ResultPort:
     """Receives results from ``sources`` of ``comm``: one posted ``Irecv`` per source, always.
 
     ``poll(now)`` returns the results of the current iteration that the (emulated) single
-    port has finished receiving; results of other iterations are counted in ``stale`` and
-    their buffers reused at once.
+    port has finished receiving; results of older iterations are counted in ``stale`` and
+    their buffers reused at once, and those of a later one kept until ``start`` begins it.
     """
 
     def __init__(
@@ -96,6 +96,8 @@ class ResultPort:
         self._buffers = [self._new_buffer() for _ in self.sources]
         self._requests = [self._post(i) for i in range(len(self.sources))]
         self._queue: deque[Result] = deque()
+        #: results of iterations not begun yet, in arrival order (``start`` takes them)
+        self._early: list[Result] = []
         self._statuses = [MPI.Status() for _ in self.sources]
 
     def _new_buffer(self) -> np.ndarray:
@@ -118,12 +120,25 @@ class ResultPort:
         self.lost.add(index)
 
     def start(self, iteration: int, now: float) -> None:
-        """Begin ``iteration``: results still queued for an older one are dropped."""
+        """Begin ``iteration``: results still queued for an older one are dropped, and those
+        that came for it early (``_early``) are received now."""
         self.iteration = iteration
         while self._queue:
             self.release(self._queue.popleft())
             self.stale += 1
         self.port.reset(now)
+        early, self._early = self._early, []
+        for result in early:
+            if result.iteration > iteration:
+                self._early.append(result)
+            elif result.iteration < iteration:
+                self.release(result)
+                self.stale += 1
+            else:
+                self.received += 1
+                payload = result.nbytes - 8 * H
+                result.accepted = self.port.accept_time(now, payload)
+                self._queue.append(result)
 
     def poll(self, now: float) -> list[Result]:
         """Take completed receives; return the current iteration's results received by now."""
@@ -171,28 +186,36 @@ class ResultPort:
         count = status.Get_count(MPI.DOUBLE)
         iteration = int(buffer[0]) if count >= H else -1
         self.first_heard.setdefault(self.sources[index], (iteration, completed))
-        if not protocol.tag_iteration_matches(status.Get_tag(), self.iteration) or (
-            iteration != self.iteration
-        ):
+        tag = status.Get_tag()
+        current = protocol.tag_iteration_matches(tag, self.iteration) and (
+            iteration == self.iteration
+        )
+        # a tree child that assembled a scattered model before its parent did may answer
+        # before the parent began: its result waits for ``start``
+        early = iteration > self.iteration and tag == protocol.result_tag(iteration)
+        if not (current or early):
             self.stale += 1  # a late result of an earlier iteration: never used
         else:
-            self.received += 1
             nbytes = count * 8
-            payload = (count - H) * 8  # the port charges the message, not our header
-            self._queue.append(
-                Result(
-                    source=self.sources[index],
-                    iteration=iteration,
-                    key=int(buffer[FIELD["key"]]),
-                    header=buffer[:H],
-                    data=buffer[H:count],
-                    buffer=buffer,
-                    nbytes=nbytes,
-                    arrived=now,
-                    accepted=self.port.accept_time(now, payload),
-                    completed=completed,
-                )
+            result = Result(
+                source=self.sources[index],
+                iteration=iteration,
+                key=int(buffer[FIELD["key"]]),
+                header=buffer[:H],
+                data=buffer[H:count],
+                buffer=buffer,
+                nbytes=nbytes,
+                arrived=now,
+                accepted=now,
+                completed=completed,
             )
+            if current:
+                self.received += 1
+                # the port charges the message, not our header
+                result.accepted = self.port.accept_time(now, nbytes - 8 * H)
+                self._queue.append(result)
+            else:
+                self._early.append(result)
             self._buffers[index] = self._new_buffer()
         # re-post at once: a sender in rendezvous must always find a receive
         self._requests[index] = self._post(index)

@@ -8,7 +8,9 @@ parent unless it is a leaf), so they are made by two ``Split`` calls over ``COMM
 first for parents at even depth, the second for parents at odd depth; in each, a rank is in at
 most one group. Models go down and results go up inside these communicators only; the
 per-parent waiting rule and reduction are the code's (``children_decodable``, ``encode_node``,
-``decode_root``: the ``TreeCode`` interface).
+``decode_root``: the ``TreeCode`` interface). A scattered model (``runtime.distribution``
+``scatter``) does not follow the tree: its pieces travel among all ranks on a duplicate of
+``COMM_WORLD`` (``Links.pieces``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def tree_links(world: MPI.Comm, code: TreeCode) -> Links:
             parent = code.parent(node)
             color, key = parent + 1, list(code.children(parent)).index(node) + 1
         comms[parity] = world.Split(color, key)
-    links = Links(world)
+    links = Links(world, pieces=world.Dup())
     if node != MASTER:
         links.up_comm, links.up_rank = comms[(depth - 1) % 2], 0
     if has_children:

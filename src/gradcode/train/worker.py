@@ -3,7 +3,8 @@
 The same loop runs every worker of a flat scheme and every node of a tree code (CodedReduce):
 
 - a model for iteration ``t`` arrives from the parent (the master, or the node's tree parent);
-  a tree node forwards it to its children at once. A newer model makes the current work stale:
+  a tree node forwards it to its children at once (with ``scatter`` its pieces come from every
+  node instead, and nothing follows the tree down). A newer model makes the current work stale:
   it is abandoned (with ``scatter``, as soon as the newer model's first piece comes), and
   messages queued but not yet sent are dropped;
 - the worker computes its partitions one at a time (``partitions(worker)`` order), sleeping the
@@ -138,8 +139,11 @@ class Worker:
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
         self.job: _Job | None = None
         self._status = MPI.Status()
-        #: where models come from: the parent, or with scatter any worker too (its pieces)
-        self._model_source = links.up_rank if self.assembler is None else MPI.ANY_SOURCE
+        #: a tree's scattered pieces come on a communicator of their own, from any node
+        self._pieces = links.pieces if scatter and links.pieces is not links.up_comm else None
+        #: where models come from: the parent, or with a flat scatter any worker too (pieces)
+        flat_pieces = self.assembler is not None and self._pieces is None
+        self._model_source = MPI.ANY_SOURCE if flat_pieces else links.up_rank
         self.latest = -1
         self.stopping = False
         self.done_sent: MPI.Request | None = None
@@ -208,9 +212,10 @@ class Worker:
         (``benchmarks/fixed_cost.py``, n = 20 on two cores: a worker's CPU per iteration
         1.3-1.9 ms with it, 1.6-2.7 ms without).
         """
-        links, status, source = self.links, self._status, self._model_source
+        links, status, source, pieces = self.links, self._status, self._model_source, self._pieces
         while not (
             (not self.orphan and probe(links.up_comm, source, status))
+            or (pieces is not None and probe(pieces, MPI.ANY_SOURCE, status))
             or links.world.Iprobe(source=0, tag=MPI.ANY_TAG)
         ):
             wait = interval if deadline is None else min(interval, deadline - clock())
@@ -269,6 +274,12 @@ class Worker:
                 raise
             self.failures.noticed(error, "listening to the parent")
             self._orphaned()
+        pieces = self._pieces
+        if pieces is not None:
+            while probe(pieces, MPI.ANY_SOURCE, status):
+                model = self._chunk(receive_vector(pieces, status))
+                if model is not None:
+                    newest = model
         if self.outbox.dead and not self.orphan:
             self._orphaned()
         while probe(links.world, 0, status):
@@ -293,6 +304,15 @@ class Worker:
         if self.job is None or self.job.iteration >= coming:
             return
         self.outbox.drop_before(coming, now)
+        self._drop_job(now)
+
+    def _drop_job(self, now: float) -> None:
+        """End the current job (a newer model came): a tree node logs its row and gives its
+        children's results back to the port."""
+        if self.job is not None and self.port is not None:
+            for result in self.job.children.values():
+                self.port.release(result)
+        self._log_node(now)
         self.job = None
 
     def _chunk(self, chunk: np.ndarray) -> np.ndarray | None:
@@ -305,7 +325,7 @@ class Worker:
         if forward and mine and iteration > self.latest and not self.stopping:
             for peer in range(self.ctx.plan.workers):
                 if peer != self.worker:
-                    self.forwards.send(self.links.up_comm, chunk, peer + 1, protocol.MODEL_CHUNK)
+                    self.forwards.send(self.links.pieces, chunk, peer + 1, protocol.MODEL_CHUNK)
         return self.assembler.take(chunk, self.latest, clock())
 
     def _pulled(self, iteration: int, key: int) -> None:
@@ -336,22 +356,20 @@ class Worker:
             self.forwards.send(self.links.down_comm, np.empty(0), child_rank, protocol.STOP)
 
     def _begin(self, model: np.ndarray) -> None:
-        """Start iteration ``model[0]``: forward the model, abandon stale work."""
+        """Start iteration ``model[0]``: abandon stale work, forward the model (a tree node
+        under ``isend``)."""
         iteration = int(model[0])
         self.latest = iteration
         now = clock()
         self.outbox.drop_before(iteration, now)
-        if self.job is not None and self.port is not None:
-            for result in self.job.children.values():
-                self.port.release(result)
-        self._log_node(now)
-        self.job = None
+        self._drop_job(now)
         if self.persistent or (self.silent_from is not None and iteration >= self.silent_from):
             return  # never answers (and, in a tree, takes its subtree down with it)
         if self.port is not None:
             self.port.start(iteration, now)
-            for child_rank in range(1, len(self.links.children) + 1):
-                self.forwards.send(self.links.down_comm, model, child_rank, protocol.MODEL)
+            if self.assembler is None:  # scattered, the children have their own pieces
+                for child_rank in range(1, len(self.links.children) + 1):
+                    self.forwards.send(self.links.down_comm, model, child_rank, protocol.MODEL)
         start, compute, comm = self.delays.delays(iteration).of(self.worker)
         self.job = _Job(
             iteration=iteration,
