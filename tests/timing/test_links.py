@@ -9,10 +9,18 @@ import numpy as np
 import pytest
 
 from gradcode.codes import build
+from gradcode.codes.tree import MASTER
 from gradcode.sim.montecarlo import simulate
 from gradcode.sim.spec import load_spec
 from gradcode.timing import TIMING_MODELS, LinksModel, model_from_spec
-from gradcode.timing.links import fair_finish, fair_shares, message_time, rate_bytes
+from gradcode.timing.links import (
+    ChildPulls,
+    child_pulls,
+    fair_finish,
+    fair_shares,
+    message_time,
+    rate_bytes,
+)
 
 R = 12.5e6  # 100mbit in bytes per second
 L = 1000  # features: a full message is 8000 bytes
@@ -286,6 +294,26 @@ def test_pull_moves_one_ye_abbe_result_when_any_one_decodes(latency, download, m
 
 
 @pytest.mark.parametrize("latency", [0.0, 0.003])
+def test_a_tree_parent_pulls_only_the_children_its_rule_needs(latency):
+    code = build("coded-reduce", n=8, L=1, s=1)  # the master needs one leaf of every pair
+    common = dict(rate=R, master_rate=2 * R, features=L, latency=latency, download=False)
+    size = 8 * code.message_length(L)
+    pulled = _run(LinksModel(**common, collection="pull"), code)
+    pushed = _run(LinksModel(**common), code)
+    # all ready at once: pushed, eight share the master's port; pulled, only four cross it
+    assert pushed.times[0] == pytest.approx(latency + 8 * size / (2 * R))
+    assert pulled.times[0] == pytest.approx(3 * latency + 4 * size / (2 * R))
+    assert (pushed.messages[0], pulled.messages[0]) == (8, 4)
+    notices = np.array([[0.0, 1, 2, 3, 9, 4, 5, 6]])
+    # by the declared rule: the first of every pair
+    by_rule = child_pulls(code, MASTER).select(notices)
+    assert np.flatnonzero(by_rule[0]).tolist() == [0, 2, 5, 6]
+    # without one: by notice, until those pulled decode (the last leaf is never asked)
+    by_notice = ChildPulls(code, MASTER).select(notices)
+    assert np.flatnonzero(by_notice[0]).tolist() == [0, 1, 2, 3, 5, 6]
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.003])
 @pytest.mark.parametrize("download", [False, True])
 def test_pulling_every_uncoded_result_costs_one_round_trip_more(latency, download):
     # the master needs all of them: every payload flows as pushed, 2 latencies later
@@ -359,8 +387,8 @@ def test_collection_is_validated_and_kept():
         ValueError, match=r"parameters\.collection: pull needs a completion rule, and binary"
     ):
         model.check(binary)
-    for tree in (build("coded-reduce", n=2, L=2, s=1), build("ring-allreduce", n=4)):
-        with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat codes"):
-            model.prepare(tree)
+    with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat and tree"):
+        model.prepare(build("ring-allreduce", n=4))
+    model.prepare(build("coded-reduce", n=2, L=2, s=1))  # every parent pulls by its rule
     # push takes them all, as before
     LinksModel(rate=R, features=L).check(binary)

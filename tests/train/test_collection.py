@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from gradcode.codes import build
-from gradcode.train.collection import Puller, choose
+from gradcode.codes.tree import MASTER
+from gradcode.train.collection import Puller, TreePuller, choose, spared_children, tree_puller
 from gradcode.train.config import ConfigError, load_config
 from gradcode.train.plan import build_plan
 from gradcode.train.reference import serial_trajectory
@@ -58,10 +59,31 @@ def test_auto_pulls_only_on_real_links_where_some_results_go_unused():
     assert _choose("pull", build("uncoded", n=8), links_stated=False).way == "pull"
     with pytest.raises(ValueError, match="declares no completion rule"):
         _choose("pull", binary)
-    with pytest.raises(ValueError, match="is a tree code"):
-        _choose("pull", build("coded-reduce", n=2, L=2, s=1))
+    with pytest.raises(ValueError, match="is a ring code"):
+        _choose("pull", build("ring-allreduce", n=4))
     with pytest.raises(ValueError, match=r"faults\.tolerate"):
         _choose("pull", frc, tolerant=True)
+
+
+def test_a_tree_pulls_where_some_parent_decodes_without_a_child():
+    tree = build("coded-reduce", n=2, L=2, s=1)  # three parents, each needs 1 of its 2
+    assert spared_children(tree) == 3
+    chosen = _choose("auto", tree)
+    assert chosen.way == "pull" and "3 children's results" in chosen.reason
+    assert spared_children(build("coded-reduce", n=2, L=2, s=0)) == 0
+    assert _choose("auto", build("coded-reduce", n=2, L=2, s=0)).way == "push"
+    assert _choose("auto", tree, links_stated=False).way == "push"
+    assert _choose("auto", tree, tolerant=True).way == "push"
+    wide = build("coded-reduce", n=4, L=1, s=1)  # the master needs one of {0, 1}, one of {2, 3}
+    by_rule = tree_puller(wide, MASTER)  # the code declares its rule: the first of each pair
+    assert [by_rule.wants(child) for child in (0, 1, 3, 2)] == [True, False, True, False]
+    # without a declared rule: asked while those asked do not decode
+    by_notice = TreePuller(wide, MASTER)
+    assert [by_notice.wants(child) for child in (0, 1, 3, 2)] == [True, True, True, False]
+    by_notice.start()
+    assert by_notice.wants(1) and not by_notice.wants(1)
+    by_notice.widen()
+    assert by_notice.wants(1)
 
 
 def test_an_impossible_pull_is_refused_where_the_run_is_planned(tmp_path, logistic_data):
@@ -114,6 +136,31 @@ def test_a_pulled_run_takes_only_the_results_it_uses_and_stays_exact(
         arrived = {str(notice["key"]): notice["arrival"] for notice in record["notices"]}
         for message in record["messages"]:
             assert message["arrival"] >= arrived[str(message["key"])]  # after its notice
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("distribution", ["isend", "scatter"])
+def test_every_tree_parent_pulls_only_what_its_rule_needs_and_the_run_stays_exact(
+    tmp_path, logistic_data, distribution
+):
+    run = base_run(
+        logistic_data,
+        scheme={"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}},
+        stragglers=LATE,
+        runtime={"collection": "pull", "distribution": distribution},
+        iterations=8,
+    )
+    job = run_config(tmp_path, run, ranks=7).check()
+    reference = serial_trajectory(load_config(job.run_file))
+    assert relative_errors(job.trajectory(), reference).max() <= 1e-9
+    summary = job.summary()
+    assert summary["collection"]["way"] == "pull"
+    assert summary["distribution"]["way"] == distribution
+    # every parent asks one of its two children: 3 messages an iteration, not 6
+    assert summary["messages_sent"] <= 3 * summary["iterations"] + 3  # + a stale one each
+    for record in job.log():
+        pulled = [notice["key"] for notice in record["notices"] if notice["pulled"]]
+        assert pulled == record["used"] and len(pulled) == 1
 
 
 @pytest.mark.mpi

@@ -107,6 +107,7 @@ from gradcode.codes.base import (
     message_vectors,
     require,
 )
+from gradcode.codes.completion import CompletionRule
 from gradcode.codes.registry import build
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.lru import LRUCache
@@ -488,6 +489,16 @@ class CodedReduce(TreeCode):
         mask = np.zeros(self.branching, dtype=bool)
         mask[[int(child) - kids.start for child in children]] = True
         return bool(self._rule.ok(mask[None, :])[0])
+
+    def children_rule(self, node: int) -> CompletionRule | None:
+        """The per-parent code's ``completion_rule``, its workers as ``node``'s children."""
+        inner = self.inner_code
+        rule = inner.completion_rule()
+        if rule is None:
+            return None
+        first = self.children(node).start
+        groups = [[first + inner.worker_of(key) for key in group] for group in rule.groups]
+        return CompletionRule(tuple(map(tuple, groups)), rule.needed)
 
     def children_completion_times(self, node: int, arrivals: np.ndarray) -> np.ndarray:
         """The per-parent code's own ``completion_times`` (every parent uses the same code)."""

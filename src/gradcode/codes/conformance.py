@@ -29,6 +29,9 @@ Researchers run it on their own codes (``gradcode codes verify NAME --exhaustive
     closed-form expected times by ``gradcode codes recommend``) names only its own message
     keys, and the rule gives the code's own ``completion_times`` on the same random arrivals:
     a declared rule cannot claim a faster (or slower) completion than the code delivers.
+``children rules``
+    a tree code's per-parent rules, where it declares them (``children_rule``), name only the
+    parent's children and give its own ``children_completion_times`` on random arrivals.
 ``parameters``
     ``build(code.name, **code.params())`` rebuilds the same assignment (run files, specs and
     the workflow rebuild codes from their parameters); only for codes the registry knows.
@@ -45,6 +48,7 @@ import numpy as np
 
 from gradcode.codes.base import GradientCode, MessageKey, NotDecodableError, Pattern
 from gradcode.codes.completion import CompletionRule
+from gradcode.codes.tree import TreeCode
 from gradcode.codes.verify import VerificationReport, gradient_length, verify
 
 #: relative error within which an exact code's decode counts as the sum
@@ -128,6 +132,7 @@ def check_conformance(
         _guarded("NotDecodableError contract", _decodable_contract, code, rng, subsets, tolerance),
         _guarded("completion_times", _completion_times, code, rng, trials),
         _guarded("completion rule", _completion_rule, code, rng, trials),
+        _guarded("children rules", _children_rules, code, rng, trials),
         _guarded("parameters", _parameters, code),
     ]
     return report
@@ -334,6 +339,39 @@ def _completion_rule(code: GradientCode, rng: np.random.Generator, trials: int) 
     ]
     groups = f"{len(rule.groups)} group{'s' * (len(rule.groups) != 1)}"
     return Check("completion rule", not problems, tuple(problems), f"{groups}, {trials} trials")
+
+
+def _children_rules(code: GradientCode, rng: np.random.Generator, trials: int) -> Check:
+    """A tree code's declared per-parent rules (``children_rule``) against its own
+    ``children_completion_times`` on random arrivals."""
+    if not isinstance(code, TreeCode):
+        return Check("children rules", True, (), "not a tree code")
+    problems: list[str] = []
+    declared = 0
+    for parent in code.parents():
+        rule = code.children_rule(parent)
+        if rule is None:
+            continue
+        declared += 1
+        kids = list(code.children(parent))
+        if not isinstance(rule, CompletionRule):
+            problems.append(f"parent {parent}: returned {rule!r}, not a CompletionRule")
+            continue
+        strangers = [key for group in rule.groups for key in group if key not in set(kids)]
+        if strangers:
+            problems.append(f"parent {parent}: names nodes not its children {strangers[:5]}")
+            continue
+        arrivals = rng.exponential(size=(trials, len(kids)))
+        arrivals[rng.random(arrivals.shape) < 0.15] = np.inf
+        ruled = rule.completion_times(kids, arrivals)
+        own = np.asarray(code.children_completion_times(parent, arrivals))
+        problems += [
+            f"parent {parent}, trial {trial}: the rule gives {ruled[trial]:.6g}, "
+            f"children_completion_times {own[trial]:.6g}"
+            for trial in np.flatnonzero(ruled != own)[:2]
+        ]
+    scope = f"{declared} of {len(code.parents())} parents declare one, {trials} trials each"
+    return Check("children rules", not problems, tuple(problems[:5]), scope)
 
 
 def _parameters(code: GradientCode) -> Check:

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import Capabilities, DecodeResult, GradientCode, Pattern, require
+from gradcode.codes.completion import CompletionRule
 
 #: the root of every tree: the master, which is not a worker and computes nothing
 MASTER = -1
@@ -83,6 +84,15 @@ class TreeCode(GradientCode):
     @abstractmethod
     def children_decodable(self, node: int, children: Iterable[int]) -> bool:
         """Whether ``node`` (or ``MASTER``) can reduce the messages of ``children``."""
+
+    def children_rule(self, node: int) -> CompletionRule | None:
+        """``node``'s rule (``children_decodable``) as a ``CompletionRule`` over its
+        children, where it is one: a parent that pulls its children's messages
+        (``runtime.collection``) then asks for the first ``needed`` of every group and for no
+        child its rule can do without. Default ``None``: it asks while the children it asked
+        are not decodable. The conformance kit checks a declared rule against
+        ``children_completion_times``."""
+        return None
 
     def children_completion_times(self, node: int, arrivals: np.ndarray) -> np.ndarray:
         """Earliest time ``node`` can reduce its children, per trial.

@@ -49,6 +49,9 @@ of a flat code's results: ``push`` (default) as in 3.; ``pull`` for a code with 
 ``CompletionRule``: a ready message's worker sends only a notice (no bytes on the links),
 received ``latency`` later; in every group of the rule the master pulls the first ``needed``
 messages by notice (ties in key order), and no others (their payloads never travel, ``inf``);
+in a tree every parent pulls its children's the same way, by its declared rule
+(``children_rule``) or else by notice until those pulled are decodable (``children_decodable``,
+``ChildPulls``);
 a pulled payload leaves its worker ``latency`` after its notice arrived (the PULL going back),
 shares the master's link with the other pulled payloads only (a worker's pulled payloads one
 after the other; one it is never asked for holds up none), and is received ``latency`` after
@@ -72,6 +75,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import GradientCode
+from gradcode.codes.completion import CompletionRule
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.timing.distributions import PerWorker, ShiftedExponential
 from gradcode.timing.model import (
@@ -227,7 +231,12 @@ class Pulls:
         rule = code.completion_rule()
         if rule is None:
             raise ValueError(f"{code.name} declares no completion rule: nothing to pull by")
-        column = {key: q for q, key in enumerate(code.all_message_keys())}
+        return cls.by(rule, code.all_message_keys())
+
+    @classmethod
+    def by(cls, rule: CompletionRule, keys: Sequence[Any]) -> Pulls:
+        """``rule`` over messages in ``keys`` order (a tree parent's: its children)."""
+        column = {key: q for q, key in enumerate(keys)}
         columns = tuple(
             np.array(sorted(column[key] for key in group), dtype=np.intp) for group in rule.groups
         )
@@ -244,6 +253,43 @@ class Pulls:
             first = np.argsort(notices[:, columns], axis=1, kind="stable")[:, :count]
             chosen[rows, columns[first]] = True
         return chosen & np.isfinite(notices)
+
+
+def child_pulls(code: TreeCode, parent: int) -> Pulls | ChildPulls:
+    """Which children tree ``parent`` pulls: by its declared rule (``children_rule``), else
+    ``ChildPulls`` (the runtime's ``tree_puller``)."""
+    rule = code.children_rule(parent)
+    return (
+        Pulls.by(rule, list(code.children(parent)))
+        if rule is not None
+        else ChildPulls(code, parent)
+    )
+
+
+@dataclass(frozen=True)
+class ChildPulls:
+    """Which children a tree ``parent`` whose rule is not declared as groups pulls under
+    ``collection: pull``: by notice (ties in child order), while those pulled so far are not
+    decodable by its rule (the runtime's ``TreePuller``)."""
+
+    code: TreeCode
+    parent: int
+
+    def select(self, notices: np.ndarray) -> np.ndarray:
+        """``Pulls.select`` for the parent's children, ``notices[t, j]`` their ``j``-th's."""
+        notices = np.asarray(notices, dtype=np.float64)
+        kids = list(self.code.children(self.parent))
+        chosen = np.zeros(notices.shape, dtype=bool)
+        for trial, row in enumerate(notices):
+            pulled: list[int] = []
+            for j in np.argsort(row, kind="stable"):
+                if not np.isfinite(row[j]) or (
+                    pulled and self.code.children_decodable(self.parent, pulled)
+                ):
+                    break
+                pulled.append(kids[j])
+                chosen[trial, j] = True
+        return chosen
 
 
 def _chain_of(after: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -266,7 +312,7 @@ def collect(
     capacity: float,
     after: Sequence[int] | None,
     latency: float,
-    pulls: Pulls | None = None,
+    pulls: Pulls | ChildPulls | None = None,
 ) -> np.ndarray:
     """When each result reaches the master, ``(trials, keys)``, for results ready at
     ``ready[t, q]`` (``inf``: never) of ``sizes[q]`` bytes, capped at ``caps[q]``, through
@@ -315,8 +361,8 @@ class LinksModel(TimingModel):
         "download": "whether the master first sends the model to every worker (default true)",
         "distribution": "the model's way to the workers (flat, tree): isend (default) or scatter",
         "collection": (
-            "how a flat code's results reach the master: push (default: all of them) or pull "
-            "(notices, then the payloads its completion rule needs)"
+            "how results reach the master (a tree: every parent): push (default: all of them) "
+            "or pull (notices, then the payloads its completion rule needs)"
         ),
         "a": "computation time per data point (default 0)",
         "mu": "exponential rate per data point (default: none, deterministic computation)",
@@ -447,12 +493,12 @@ class LinksModel(TimingModel):
                 )
         if self.collection == "pull":
             topology = scheme.capabilities.topology
-            if topology != "flat":
+            if topology not in ("flat", "tree"):
                 raise ValueError(
-                    f"parameters.collection: pull is for flat codes only, not {scheme.name} "
-                    f"(a {topology} code)"
+                    f"parameters.collection: pull is for flat and tree codes only, not "
+                    f"{scheme.name} (a {topology} code)"
                 )
-            if scheme.completion_rule() is None:
+            if topology == "flat" and scheme.completion_rule() is None:
                 raise ValueError(
                     f"parameters.collection: pull needs a completion rule, and {scheme.name} "
                     "declares none (GradientCode.completion_rule)"
@@ -629,11 +675,16 @@ class TreeRun:
                 if not kids:
                     continue
                 capacity = model.master_rate if parent == MASTER else float(self.rates[parent])
-                arrivals = np.empty((trials, len(kids)))
-                for trial in range(trials):
-                    arrivals[trial] = model.latency + fair_finish(
-                        ready[trial, kids], np.full(len(kids), size), self.rates[kids], capacity
-                    )
+                pulls = child_pulls(code, parent) if model.collection == "pull" else None
+                arrivals = collect(
+                    ready[:, kids],
+                    np.full(len(kids), size),
+                    self.rates[kids],
+                    capacity,
+                    None,
+                    model.latency,
+                    pulls,
+                )
                 reduced = code.children_completion_times(parent, arrivals)
                 received.append((arrivals, reduced))
                 if parent == MASTER:

@@ -1,4 +1,4 @@
-"""How a flat code's results reach the master (``runtime.collection``).
+"""How results reach the master, and in a tree code every parent (``runtime.collection``).
 
 - ``push``: a worker sends every message as soon as it is ready (after any injected link
   delay). Every result crosses the master's port, the ones the decoder will not need too: with
@@ -18,20 +18,28 @@
 - ``auto`` (the default): ``pull`` where ``choose`` finds it saves the port something, else
   ``push``.
 
+In a tree code every parent (the master too) collects its children's results the same way: a
+child's notice, then the parent's ``PULL`` (``tree_puller``): by the parent's rule where the
+code declares it as a ``CompletionRule`` (``children_rule``: the first ``needed`` of every
+group), else while the children pulled so far are not decodable (``TreePuller``). A
+CodedReduce parent needs one child of every group of ``s + 1`` (or any ``n - s``), so ``s``
+of every group's results never cross its port.
+
 Pull needs the code's rule to be exact about which messages suffice, and every pulled worker
 to answer: it is refused (an explicit ``pull``: ``ValueError``, a ``ConfigError`` in the plan)
-for codes without a ``CompletionRule``, tree and ring codes, runs that tolerate failures (a
-pulled worker that dies would leave its group short) and runs with adversaries (the decoder
-may refuse a corrupted set and want more).
+for flat codes without a ``CompletionRule``, ring codes, runs that tolerate failures (a pulled
+worker that dies would leave its group short) and runs with adversaries (the decoder may
+refuse a corrupted set and want more).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gradcode.codes.base import GradientCode
 from gradcode.codes.completion import CompletionRule
+from gradcode.codes.tree import TreeCode
 
 if TYPE_CHECKING:
     from gradcode.train.plan import Plan
@@ -60,9 +68,10 @@ def choose(
 
     ``auto`` pulls where the run's messages travel over stated real links
     (``network.links``: locally every result costs a memory copy, and a round trip would only
-    add to it), the code declares a ``CompletionRule`` under which some results go unused
-    (fewer needed than it has messages) and pull is possible at all (see the module
-    docstring). An explicit ``pull`` that is not possible is a ``ValueError`` naming why.
+    add to it), the code leaves some results unused (a flat code's ``CompletionRule`` needs
+    fewer than it has messages; some tree parent decodes without one of its children) and
+    pull is possible at all (see the module docstring). An explicit ``pull`` that is not
+    possible is a ``ValueError`` naming why.
     """
     if requested == "push":
         return Choice("push", "runtime.collection: push")
@@ -75,6 +84,11 @@ def choose(
         return Choice("push", f"auto: {why_not}")
     if not links_stated:
         return Choice("push", "auto: no real links (network.links) whose port a pull would spare")
+    if code.capabilities.topology == "tree":
+        spared = spared_children(cast(TreeCode, code))
+        if not spared:
+            return Choice("push", "auto: every parent of the tree uses all its children")
+        return Choice("pull", f"auto: {spared} children's results go unused at some parent")
     rule = code.completion_rule()
     assert rule is not None
     needed, messages = sum(rule.needed), len(code.all_message_keys())
@@ -83,14 +97,35 @@ def choose(
     return Choice("pull", f"auto: the decoder uses {needed} of {messages} results")
 
 
+def spared_children(tree: TreeCode) -> int:
+    """How many children's results the parents of ``tree`` can do without, added up: for
+    every parent its children less those its declared rule needs (``children_rule``), or
+    without one less the fewest of them, first in order, it decodes from."""
+    spared = 0
+    for parent in tree.parents():
+        kids = list(tree.children(parent))
+        rule = tree.children_rule(parent)
+        if rule is not None:
+            spared += len(kids) - sum(rule.needed)
+            continue
+        needed = next(
+            (k for k in range(1, len(kids)) if tree.children_decodable(parent, kids[:k])),
+            len(kids),
+        )
+        spared += len(kids) - needed
+    return spared
+
+
 def _cannot_pull(code: GradientCode, *, tolerant: bool, adversaries: bool) -> str | None:
     topology = code.capabilities.topology
-    if topology != "flat":
-        return f"{code.name} is a {topology} code (its nodes reduce their children's results)"
+    if topology not in ("flat", "tree"):
+        return f"{code.name} is a {topology} code (its results are not collected by a master)"
     if tolerant:
         return "faults.tolerate: a pulled worker that dies would leave its group short"
     if adversaries:
         return "adversaries: the decoder may refuse a corrupted set and want more results"
+    if topology == "tree":
+        return None
     if code.completion_rule() is None:
         return f"{code.name} declares no completion rule (GradientCode.completion_rule)"
     return None
@@ -141,4 +176,39 @@ class Puller:
         if group is None or self.pulled[group] >= self.rule.needed[group]:
             return False
         self.pulled[group] += 1
+        return True
+
+
+def tree_puller(tree: TreeCode, node: int) -> Puller | TreePuller:
+    """The puller of tree parent ``node`` (the master: ``MASTER``), asked by child: its
+    declared rule's (``children_rule``), else a ``TreePuller``."""
+    rule = tree.children_rule(node)
+    return Puller(rule) if rule is not None else TreePuller(tree, node)
+
+
+class TreePuller:
+    """A tree parent's side of ``pull`` for a rule not declared as groups: the same calls as
+    ``Puller``, by child: ``wants(child)`` is True while the children pulled so far are not
+    decodable by ``node``'s rule (``children_decodable``), and then records the pull."""
+
+    def __init__(self, tree: TreeCode, node: int) -> None:
+        self.tree, self.node = tree, node
+        self.pulled: list[int] = []
+        self.wide = False
+
+    def start(self) -> None:
+        self.pulled = []
+        self.wide = False
+
+    def widen(self) -> None:
+        self.wide = True
+
+    def wants(self, child: int) -> bool:
+        if self.wide:
+            return True
+        if child in self.pulled or (
+            self.pulled and self.tree.children_decodable(self.node, self.pulled)
+        ):
+            return False
+        self.pulled.append(child)
         return True

@@ -51,9 +51,10 @@ from typing import Any, cast
 import numpy as np
 
 from gradcode.codes import NotDecodableError
+from gradcode.codes.completion import CompletionRule
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train import nodelog, protocol
-from gradcode.train.collection import Puller, collection_choice
+from gradcode.train.collection import Puller, TreePuller, collection_choice, tree_puller
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
@@ -128,8 +129,12 @@ class Master:
         self.splitter = ChunkSplitter(ctx.features, ctx.plan.workers, pieces) if scatter else None
         self.covering = Covering.of(ctx.plan.config, ctx.plan.workers) if scatter else None
         self.collection = collection_choice(ctx.plan)
-        rule = code.completion_rule() if self.collection.way == "pull" else None
-        self.puller = Puller(rule) if rule is not None else None
+        pull = self.collection.way == "pull"
+        self.puller: Puller | TreePuller | None = None
+        if pull and self.tree is not None:  # the root pulls by its own rule over its children
+            self.puller = tree_puller(self.tree, MASTER)
+        elif pull:
+            self.puller = Puller(cast(CompletionRule, code.completion_rule()))
         self._notices: list[dict[str, Any]] = []  # ``pull``: this iteration's
         #: ``pull``: this iteration's notices not pulled, with where to ask for them
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
@@ -388,7 +393,7 @@ class Master:
         """``pull``: a worker announced a ready message; ask for it if the code still needs
         one of its group."""
         assert self.puller is not None  # notices come only under ``pull``
-        key = self.keys[result.key]
+        key = self._key(result)
         pulled = self.puller.wants(key)
         notice = {
             "key": key,

@@ -16,9 +16,10 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
   (``children_decodable``; CodedReduce: ``n - s`` children, fewer when its per-parent code
   allows);
 - messages leave through an emulated link (``Outbox``), adversaries corrupt theirs, persistent
-  stragglers never compute; under ``runtime.collection`` pull a flat worker sends only the
-  message's header (the notice) and holds the message until the master asks for it
-  (``protocol.PULL``; ``gradcode.train.collection``).
+  stragglers never compute; under ``runtime.collection`` pull a worker (tree node) sends only
+  the message's header (the notice) and holds the message until the master (its parent) asks
+  for it (``protocol.PULL``; ``gradcode.train.collection``); a tree parent asks its children
+  for theirs as its rule still needs them (``TreePuller``).
 
 A tree parent keeps ``RelayStats`` of its children's messages (count, bytes, measured transfer
 times) and appends them to its ``DONE`` report; the master puts them in ``summary.json``
@@ -48,7 +49,7 @@ from mpi4py import MPI
 
 from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
-from gradcode.train.collection import collection_choice
+from gradcode.train.collection import Puller, TreePuller, collection_choice, tree_puller
 from gradcode.train.distribution import ModelAssembler, distribution_choice, scatter_pieces
 from gradcode.train.nodelog import NodeLog
 from gradcode.train.protocol import FIELD, H, clock
@@ -134,9 +135,12 @@ class Worker:
         pieces = scatter_pieces(ctx.features, plan.workers)
         self.assembler = ModelAssembler(ctx.features, plan.workers, pieces) if scatter else None
         self.pull = collection_choice(plan).way == "pull"
+        self.puller: Puller | TreePuller | None = None
         if links.children:
             sources = list(range(1, len(links.children) + 1))
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
+            if self.pull:
+                self.puller = tree_puller(cast(TreeCode, self.code), self.worker)
         self.job: _Job | None = None
         self._status = MPI.Status()
         #: a tree's scattered pieces come on a communicator of their own, from any node
@@ -164,11 +168,17 @@ class Worker:
             now = clock()
             if self.port is not None:
                 for result in self.port.poll(now):
-                    self.relay.add(result)
                     job = self.job
-                    if job is not None and result.iteration == job.iteration and not job.sent_up:
-                        job.children[result.source] = result
+                    current = (
+                        job is not None and result.iteration == job.iteration and not job.sent_up
+                    )
+                    if self.puller is not None and result.data.size == 0:
+                        self._notice(result, current)
+                    elif current:
+                        self.relay.add(result)
+                        cast(_Job, job).children[result.source] = result
                     else:
+                        self.relay.add(result)
                         self.port.release(result)
             if self.job is not None and not self.stopping:
                 self._advance(clock())
@@ -328,6 +338,15 @@ class Worker:
                     self.forwards.send(self.links.pieces, chunk, peer + 1, protocol.MODEL_CHUNK)
         return self.assembler.take(chunk, self.latest, clock())
 
+    def _notice(self, result: Result, current: bool) -> None:
+        """``pull``, at a tree parent: a child announced its message; ask for it while the
+        children asked for so far are not decodable."""
+        assert self.port is not None and self.puller is not None
+        if current and self.puller.wants(self.links.children[result.source - 1]):
+            request = np.array([float(result.iteration), result.field("key")])
+            self.forwards.send(self.links.down_comm, request, result.source, protocol.PULL)
+        self.port.release(result)
+
     def _pulled(self, iteration: int, key: int) -> None:
         """The master asks for message ``key`` of ``iteration`` (``pull``): send it now, unless
         a newer model made it stale (the master has moved on, and discards it)."""
@@ -367,6 +386,8 @@ class Worker:
             return  # never answers (and, in a tree, takes its subtree down with it)
         if self.port is not None:
             self.port.start(iteration, now)
+            if self.puller is not None:
+                self.puller.start()
             if self.assembler is None:  # scattered, the children have their own pieces
                 for child_rank in range(1, len(self.links.children) + 1):
                     self.forwards.send(self.links.down_comm, model, child_rank, protocol.MODEL)
@@ -477,7 +498,7 @@ class Worker:
         buffer[FIELD["model_wait"]] = job.model_wait
         buffer[FIELD["model_span"]] = job.model_span
         tag = protocol.result_tag(job.iteration)
-        if self.pull and not self.tree:
+        if self.pull:
             # the notice leaves when the message would have: the injected link delay stays
             job.held[key] = buffer
             self.outbox.schedule(buffer[:H].copy(), tag, job.iteration, ready, link)
