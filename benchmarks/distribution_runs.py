@@ -45,7 +45,7 @@ def schemes(n: int) -> dict[str, dict]:
 
 
 #: CodedReduce trees of 8, 14 and 20 nodes: (8, 1, 1), (2, 3, 1), (4, 2, 1); a tree's results
-#: go up its own tree, pushed (``collection`` auto), its model each way of ``--ways``
+#: go up its own tree (pulled: by every parent), its model each way of ``--ways``
 TREES = {8: {"n": 8, "L": 1, "s": 1}, 14: {"n": 2, "L": 3, "s": 1}, 20: {"n": 4, "L": 2, "s": 1}}
 
 
@@ -79,7 +79,7 @@ def main() -> None:
         (name, way, collection)
         for name in names
         for way in args.ways
-        for collection in (["auto"] if way == "auto" or name == "cr" else args.collections)
+        for collection in (["auto"] if way == "auto" else args.collections)
     ]
     for name, way, collection in runs:
         folder = args.out / f"{name}-{way}-{collection}"

@@ -4,8 +4,9 @@ For every run directory under RUNS (``summary.json``, ``log.jsonl``, ``run.yaml`
 ``network.links``), the median over iterations (the first ``--skip`` left out) of the measured
 iteration time, of ``gradcode.train.timings.link_floor`` (one model copy through the slower
 link, the slowest used worker's logged work, the used results through the master's port or a
-worker's link) and of their ratio, with the floor's parts, and what the master's ``n``
-separate model copies take through its port alone. Issue 20's goal: ratio <= 1.1.
+worker's link; a tree code's is the tree's own, ``tree_link_floor``) and of their ratio, with
+the floor's parts, and what the master's ``n`` separate model copies take through its port
+alone. Issue 20's goal: ratio <= 1.1.
 
     python benchmarks/link_floor.py results/train/cluster-link-floor [--skip 2]
 """

@@ -68,7 +68,18 @@ def test_pieces_go_every_workers_first_then_every_workers_second_and_report_thei
         assert assembler.take(sent[c][1], latest=1, now=float(c)) is None
     done = assembler.take(sent[6][1], latest=1, now=20.0)
     np.testing.assert_array_equal(done, _model(2, features))
-    assert assembler.last == 2 and assembler.wait == 20.0 - 8.0
+    # chunks, not pieces: the others were complete when their last pieces came, the latest
+    # at "9" (piece 9; the first piece came at "5")
+    assert assembler.last == 2 and assembler.wait == 20.0 - 9.0 and assembler.span == 4.0
+    # a slow forwarder's pieces come spread out between the others': its chunk still stands out
+    assembler = ModelAssembler(features, workers, pieces)
+    spread = {2: 1.0, 6: 50.0, 10: 100.0}
+    for c in sorted(range(12), key=lambda c: spread.get(c, c / 10)):
+        done = assembler.take(sent[c][1], latest=1, now=spread.get(c, c / 10))
+    assert done is not None and assembler.last == 2
+    assert (assembler.wait, assembler.span) == (100.0 - 1.1, 1.1)
+    covering = Covering(workers, never=lambda worker, t: False)
+    assert covering.observe(2, [(assembler.last, assembler.wait, assembler.span)]) == [2]
 
 
 def test_a_slow_chunk_is_covered_for_a_while_and_a_silent_workers_from_its_silence():

@@ -241,6 +241,26 @@ def test_a_tree_floor_follows_the_earliest_decodable_child_at_every_parent():
     assert floor.total == pytest.approx(deepest + 0.202 + 2 * hop)
 
 
+def test_a_tree_floor_sends_only_the_children_a_parent_needs_through_its_port():
+    # CodedReduce (4, 1, 1): the master needs one leaf of {0, 1} and one of {2, 3}
+    code = build("coded-reduce", n=4, L=1, s=1)
+    features, rate, latency, work = 1000, 12.5e6, 0.001, 0.03
+    links = LinksConfig(rate=rate, master_rate=rate, latency=latency)
+    record = {
+        "injected": {"start": [0.0] * 4, "compute": [0.0] * 4},
+        "messages": [
+            {"key": node, "worker": node, "compute": 0.0, "injected_compute": work}
+            for node in range(4)
+        ],
+    }
+    payload = rate * PAYLOAD_FRACTION
+    size = 8 * (features + H) / payload
+    floor = link_floor(code, record, links, features)
+    # all four ready at once: leaves 0 and 2 cross the port, 1 and 3 never need to
+    assert floor.work == pytest.approx(work)
+    assert floor.upload == pytest.approx(2 * size + latency)
+
+
 def test_the_cluster_smoke_run_file_is_valid_and_injects_no_communication():
     config = load_config(ROOT / "config" / "runs" / "cluster-smoke.yaml")
     plan = build_plan(config)

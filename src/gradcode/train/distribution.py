@@ -229,16 +229,19 @@ class ModelAssembler:
     in hand (``[t, point...]``, as ``isend`` delivers it)."""
 
     def __init__(self, features: int, workers: int, pieces: int = 1) -> None:
-        self.workers, self.count = workers, workers * pieces
+        self.workers, self.pieces, self.count = workers, pieces, workers * pieces
         self.edges = chunk_edges(features, self.count)
         self.iteration = -1
         self.model = np.empty(1 + features)
         self.have: set[int] = set()
-        self._arrived: list[float] = []
-        #: of the last model completed: the chunk (its forwarder) whose piece completed it, and
-        #: how long every other piece had been in hand by then (the sender reports both:
-        #: ``model_last``, ``model_wait``), and since the first piece came until the one before
-        #: the last
+        self._first = 0.0
+        self._left: list[int] = []
+        self._done: dict[int, float] = {}
+        #: of the last model completed: the chunk (its forwarder) that completed it last, how
+        #: long after every other chunk was complete (the sender reports both: ``model_last``,
+        #: ``model_wait``), and how long the others took, from the first piece until the
+        #: latest of them was complete. Chunks, not pieces: a slow forwarder's pieces come
+        #: spread out between the others', and only its whole chunk stands out
         self.last, self.wait, self.span = -1, 0.0, 0.0
 
     @property
@@ -254,17 +257,21 @@ class ModelAssembler:
         if t <= latest or t < self.iteration or (t == self.iteration and j in self.have):
             return None
         if t > self.iteration:
-            self.iteration, self.have, self._arrived = t, set(), []
+            self.iteration, self.have = t, set()
+            self._first, self._left, self._done = now, [self.pieces] * self.workers, {}
             self.model = np.empty_like(self.model)  # the previous one may still be in use
             self.model[0] = t
         lo, hi = self.edges[j], self.edges[j + 1]
         self.model[1 + lo : 1 + hi] = chunk[CHUNK_HEADER:]
         self.have.add(j)
-        self._arrived.append(now)
+        owner = j % self.workers
+        self._left[owner] -= 1
+        if self._left[owner] == 0:
+            self._done[owner] = now
         if len(self.have) < self.count:
             return None
-        arrived = self._arrived
-        self.last = j % self.workers
-        self.wait = arrived[-1] - arrived[-2] if len(arrived) > 1 else 0.0
-        self.span = arrived[-2] - arrived[0] if len(arrived) > 1 else 0.0
+        self.last = owner
+        others = [done for chunk_owner, done in self._done.items() if chunk_owner != owner]
+        before = max(others, default=self._first)
+        self.wait, self.span = now - before, before - self._first
         return self.model

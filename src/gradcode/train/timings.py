@@ -36,7 +36,14 @@ import numpy as np
 
 from gradcode.codes.base import GradientCode
 from gradcode.codes.tree import MASTER, TreeCode
-from gradcode.timing.links import PAYLOAD_FRACTION, FlatRun, LinksModel, RingRun, TreeRun
+from gradcode.timing.links import (
+    PAYLOAD_FRACTION,
+    FlatRun,
+    LinksModel,
+    RingRun,
+    TreeRun,
+    child_pulls,
+)
 from gradcode.train.bandwidth import SinglePort
 from gradcode.train.config import BandwidthConfig, LinksConfig
 from gradcode.train.protocol import H
@@ -233,7 +240,10 @@ def tree_link_floor(
       (``children_completion_times``, the earliest decodable set of them).
     - A parent's port carries one message at a time at its rate, in the order the messages
       are ready (no message waits for one ready later), each also through its sender's link,
-      and arrives a latency later.
+      and arrives a latency later; only those of the children its rule needs cross it, the
+      ones a parent pulling in the order they are ready asks for (``child_pulls``: the first
+      of every group of CodedReduce's per-parent code), as the flat floor counts only the
+      used messages.
 
     ``download`` is the deepest node's model time, ``upload`` the results' way up along the
     path that decided (every level's wait for its port, link and latency after the deciding
@@ -249,9 +259,12 @@ def tree_link_floor(
     for parent in reversed(code.parents()):
         kids = list(code.children(parent))
         port = master if parent == MASTER else rate
-        arrivals = np.empty(len(kids))
+        needed = child_pulls(code, parent).select(ready[kids][None, :])[0]
+        arrivals = np.full(len(kids), np.inf)
         free = 0.0
         for index in np.argsort(ready[kids], kind="stable"):
+            if not needed[index]:
+                continue
             start = max(ready[kids[index]], free)
             free = start + size / port
             arrivals[index] = max(free, ready[kids[index]] + size / rate) + links.latency
