@@ -288,7 +288,7 @@ def test_iteration_times_pass_the_collection_to_both_models():
     assert pushed["after_download"] == pytest.approx([0.6 + latency + size / 500] * 2)
 
 
-def test_predicted_links_time_pulls_for_flat_codes_only():
+def test_predicted_links_time_pulls_for_flat_and_tree_codes_not_rings():
     from gradcode.train.timings import predicted_links_time
 
     links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=0.0)
@@ -299,6 +299,15 @@ def test_predicted_links_time_pulls_for_flat_codes_only():
     assert got == pytest.approx(download + 0.2 + 800 / 1000)
     pushed = predicted_links_time(code, record, links, 100, header_bytes=0)
     assert pushed == pytest.approx(download + 0.2 + 4 * 800 / 2000)  # all 4 share the port
+    # CodedReduce (2, 2, 1): every parent pulls one of its two children, all ready at once
     tree = build("coded-reduce", n=2, L=2, s=1)
-    with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat codes"):
-        predicted_links_time(tree, record, links, 100, collection="pull")
+    injected = {"start": [0.0] * 6, "compute": [0.0] * 6}
+    idle = {"messages": [], "injected": injected}
+    pulled = predicted_links_time(tree, idle, links, 100, header_bytes=0, collection="pull")
+    pushed = predicted_links_time(tree, idle, links, 100, header_bytes=0)
+    down = 2 * 8 * 101 / 2000 + 2 * 8 * 101 / 1000  # copies: the master's two, a parent's two
+    assert pushed == pytest.approx(down + 2 * 800 / 1000 + 2 * 800 / 2000)
+    assert pulled == pytest.approx(down + 800 / 1000 + 800 / 1000)
+    ring = build("ring-allreduce", n=4)
+    with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat and tree"):
+        predicted_links_time(ring, record, links, 100, collection="pull")

@@ -174,11 +174,11 @@ class Worker:
                     )
                     if self.puller is not None and result.data.size == 0:
                         self._notice(result, current)
-                    elif current:
-                        self.relay.add(result)
+                        continue
+                    self.relay.add(result)
+                    if current:
                         cast(_Job, job).children[result.source] = result
                     else:
-                        self.relay.add(result)
                         self.port.release(result)
             if self.job is not None and not self.stopping:
                 self._advance(clock())
@@ -339,8 +339,8 @@ class Worker:
         return self.assembler.take(chunk, self.latest, clock())
 
     def _notice(self, result: Result, current: bool) -> None:
-        """``pull``, at a tree parent: a child announced its message; ask for it while the
-        children asked for so far are not decodable."""
+        """``pull``, at a tree parent: a child announced its message; ask for it if this
+        node's rule still needs it (``tree_puller``)."""
         assert self.port is not None and self.puller is not None
         if current and self.puller.wants(self.links.children[result.source - 1]):
             request = np.array([float(result.iteration), result.field("key")])
