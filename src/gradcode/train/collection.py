@@ -145,33 +145,49 @@ def collection_choice(plan: Plan) -> Choice:
     )
 
 
-class Puller:
-    """The master's side of ``pull``: which notices to answer with a ``PULL``.
+class Pulling:
+    """Which notices a collector (the master, a tree parent) answers with a ``PULL``.
 
-    ``start()`` every iteration; ``wants(key)`` is True for the first ``needed`` notices of
-    every group of ``rule`` (and counts the pull), False for the rest and for keys in no group.
-    ``widen()`` (the rule held but the decoder refused the set, e.g. a numerical failure):
-    every notice is wanted for the rest of the iteration, as if pushed.
+    ``start()`` every iteration; ``wants(key)`` says whether to ask for the announced message
+    (and counts it when it does). ``widen()`` (the rule held but the decoder refused the set,
+    e.g. a numerical failure): every notice is wanted for the rest of the iteration, as if
+    pushed. Subclasses say what the rule still needs (``_needs``, ``_reset``).
     """
+
+    wide = False
+
+    def start(self) -> None:
+        self.wide = False
+        self._reset()
+
+    def widen(self) -> None:
+        self.wide = True
+
+    def wants(self, key: Any) -> bool:
+        return self.wide or self._needs(key)
+
+    def _reset(self) -> None:
+        raise NotImplementedError
+
+    def _needs(self, key: Any) -> bool:
+        raise NotImplementedError
+
+
+class Puller(Pulling):
+    """By a ``CompletionRule``: the first ``needed`` notices of every group of ``rule``, no
+    others and none of keys in no group."""
 
     def __init__(self, rule: CompletionRule) -> None:
         self.rule = rule
         self.group_of: dict[Any, int] = {
             key: g for g, group in enumerate(rule.groups) for key in group
         }
-        self.pulled = [0] * len(rule.groups)
-        self.wide = False
+        self._reset()
 
-    def start(self) -> None:
+    def _reset(self) -> None:
         self.pulled = [0] * len(self.rule.groups)
-        self.wide = False
 
-    def widen(self) -> None:
-        self.wide = True
-
-    def wants(self, key: Any) -> bool:
-        if self.wide:
-            return True
+    def _needs(self, key: Any) -> bool:
         group = self.group_of.get(key)
         if group is None or self.pulled[group] >= self.rule.needed[group]:
             return False
@@ -179,33 +195,25 @@ class Puller:
         return True
 
 
-def tree_puller(tree: TreeCode, node: int) -> Puller | TreePuller:
+def tree_puller(tree: TreeCode, node: int) -> Pulling:
     """The puller of tree parent ``node`` (the master: ``MASTER``), asked by child: its
     declared rule's (``children_rule``), else a ``TreePuller``."""
     rule = tree.children_rule(node)
     return Puller(rule) if rule is not None else TreePuller(tree, node)
 
 
-class TreePuller:
-    """A tree parent's side of ``pull`` for a rule not declared as groups: the same calls as
-    ``Puller``, by child: ``wants(child)`` is True while the children pulled so far are not
-    decodable by ``node``'s rule (``children_decodable``), and then records the pull."""
+class TreePuller(Pulling):
+    """A tree parent's rule not declared as groups, by child: ``wants(child)`` while the
+    children pulled so far are not decodable by ``node``'s rule (``children_decodable``)."""
 
     def __init__(self, tree: TreeCode, node: int) -> None:
         self.tree, self.node = tree, node
+        self._reset()
+
+    def _reset(self) -> None:
         self.pulled: list[int] = []
-        self.wide = False
 
-    def start(self) -> None:
-        self.pulled = []
-        self.wide = False
-
-    def widen(self) -> None:
-        self.wide = True
-
-    def wants(self, child: int) -> bool:
-        if self.wide:
-            return True
+    def _needs(self, child: int) -> bool:
         if child in self.pulled or (
             self.pulled and self.tree.children_decodable(self.node, self.pulled)
         ):

@@ -54,7 +54,7 @@ from gradcode.codes import NotDecodableError
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train import nodelog, protocol
-from gradcode.train.collection import Puller, TreePuller, collection_choice, tree_puller
+from gradcode.train.collection import Puller, Pulling, collection_choice, tree_puller
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
@@ -130,7 +130,7 @@ class Master:
         self.covering = Covering.of(ctx.plan.config, ctx.plan.workers) if scatter else None
         self.collection = collection_choice(ctx.plan)
         pull = self.collection.way == "pull"
-        self.puller: Puller | TreePuller | None = None
+        self.puller: Pulling | None = None
         if pull and self.tree is not None:  # the root pulls by its own rule over its children
             self.puller = tree_puller(self.tree, MASTER)
         elif pull:

@@ -19,7 +19,7 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
   stragglers never compute; under ``runtime.collection`` pull a worker (tree node) sends only
   the message's header (the notice) and holds the message until the master (its parent) asks
   for it (``protocol.PULL``; ``gradcode.train.collection``); a tree parent asks its children
-  for theirs as its rule still needs them (``TreePuller``).
+  for theirs as its rule still needs them (``tree_puller``).
 
 A tree parent keeps ``RelayStats`` of its children's messages (count, bytes, measured transfer
 times) and appends them to its ``DONE`` report; the master puts them in ``summary.json``
@@ -49,7 +49,7 @@ from mpi4py import MPI
 
 from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
-from gradcode.train.collection import Puller, TreePuller, collection_choice, tree_puller
+from gradcode.train.collection import Pulling, collection_choice, tree_puller
 from gradcode.train.distribution import ModelAssembler, distribution_choice, scatter_pieces
 from gradcode.train.nodelog import NodeLog
 from gradcode.train.protocol import FIELD, H, clock
@@ -135,7 +135,7 @@ class Worker:
         pieces = scatter_pieces(ctx.features, plan.workers)
         self.assembler = ModelAssembler(ctx.features, plan.workers, pieces) if scatter else None
         self.pull = collection_choice(plan).way == "pull"
-        self.puller: Puller | TreePuller | None = None
+        self.puller: Pulling | None = None
         if links.children:
             sources = list(range(1, len(links.children) + 1))
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
