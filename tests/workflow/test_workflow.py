@@ -97,6 +97,28 @@ def test_paper_config_plans(tmp_path):
     assert "amazon-ye-abbe-n10" in out and "train" in out
 
 
+@pytest.mark.parametrize("config", ["cluster.yaml", "cluster-coded-reduce.yaml"])
+def test_the_cluster_configs_plan(tmp_path, config):
+    # overlays of config.yaml: a study of the base config whose runs they lack, or an
+    # experiment without a notebook, fails the DAG before any node runs. The base config is
+    # read relative to the working directory, as from the repository's root
+    (tmp_path / "config").symlink_to(ROOT / "config")
+    result = _snakemake(
+        "--dry-run",
+        "--profile",
+        str(ROOT / "workflow/profiles/slurm-cluster"),
+        "--configfile",
+        str(ROOT / "config" / config),
+        "--directory",
+        str(tmp_path),
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "train" in out
+
+
 @pytest.mark.parametrize("profile", ["local", "ci", "slurm"])
 def test_profiles_dry_run_the_smoke_config(tmp_path, profile):
     result = _snakemake(

@@ -102,9 +102,13 @@ class FitStudy:
 
 
 def collect_studies(config: Mapping[str, Any], runs: TrainingRuns) -> dict[str, FitStudy]:
-    """The studies of config ``fit`` (validated against the config's runs)."""
+    """The studies of config ``fit`` (validated against the config's runs); a study set to
+    ``None`` is left out (an overlay config's way to drop one of the base config's: config
+    files merge mappings, so leaving it unsaid would keep it)."""
     studies = {}
     for name, entry in config.items():
+        if entry is None:
+            continue
         where = f"config fit.{name}"
         calibrate = tuple(entry["calibrate"])
         sizes, kinds = set(), set()
