@@ -343,6 +343,6 @@ def floor_comparison(
         kind,
         "paper value: gradcode.train.timings.link_floor: one copy of the model through the "
         "slower link, the longest logged work among the results the decoder used, those "
-        "results through the bottleneck port (trees: the earliest decodable children at every "
-        "parent); no paper gives it",
+        "results through the bottleneck port (trees: at every parent the children its rule "
+        "needs, in the order they are ready); no paper gives it",
     )
