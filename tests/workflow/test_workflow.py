@@ -80,33 +80,15 @@ def test_dry_run_plans_every_stage(tmp_path):
         assert rule in out
 
 
-def test_paper_config_plans(tmp_path):
-    result = _snakemake(
-        "--dry-run",
-        "--profile",
-        str(ROOT / "workflow/profiles/slurm"),
-        "--configfile",
-        str(ROOT / "config/paper.yaml"),
-        "--directory",
-        str(tmp_path),
-        "--snakefile",
-        str(ROOT / "Snakefile"),
-    )
-    out = result.stdout + result.stderr
-    assert result.returncode == 0, out
-    assert "amazon-ye-abbe-n10" in out and "train" in out
-
-
-@pytest.mark.parametrize("config", ["cluster.yaml", "cluster-coded-reduce.yaml"])
-def test_the_cluster_configs_plan(tmp_path, config):
-    # overlays of config.yaml: a study of the base config whose runs they lack, or an
-    # experiment without a notebook, fails the DAG before any node runs. The base config is
-    # read relative to the working directory, as from the repository's root
+def _plan(tmp_path, profile: str, config: str):
+    """A dry run of ``config`` (an overlay of config/config.yaml) under ``profile``, as from
+    the repository's root: the Snakefile reads the base config relative to the working
+    directory, so it is linked there."""
     (tmp_path / "config").symlink_to(ROOT / "config")
-    result = _snakemake(
+    return _snakemake(
         "--dry-run",
         "--profile",
-        str(ROOT / "workflow/profiles/slurm-cluster"),
+        str(ROOT / "workflow/profiles" / profile),
         "--configfile",
         str(ROOT / "config" / config),
         "--directory",
@@ -114,6 +96,20 @@ def test_the_cluster_configs_plan(tmp_path, config):
         "--snakefile",
         str(ROOT / "Snakefile"),
     )
+
+
+def test_paper_config_plans(tmp_path):
+    result = _plan(tmp_path, "slurm", "paper.yaml")
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "amazon-ye-abbe-n10" in out and "train" in out
+
+
+@pytest.mark.parametrize("config", ["cluster.yaml", "cluster-coded-reduce.yaml"])
+def test_the_cluster_configs_plan(tmp_path, config):
+    # a study of the base config whose runs an overlay lacks, or an experiment without a
+    # notebook, fails the DAG before any node runs
+    result = _plan(tmp_path, "slurm-cluster", config)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert "train" in out
@@ -121,17 +117,7 @@ def test_the_cluster_configs_plan(tmp_path, config):
 
 @pytest.mark.parametrize("profile", ["local", "ci", "slurm"])
 def test_profiles_dry_run_the_smoke_config(tmp_path, profile):
-    result = _snakemake(
-        "--dry-run",
-        "--profile",
-        str(ROOT / "workflow/profiles" / profile),
-        "--configfile",
-        str(ROOT / "config/smoke.yaml"),
-        "--directory",
-        str(tmp_path),
-        "--snakefile",
-        str(ROOT / "Snakefile"),
-    )
+    result = _plan(tmp_path, profile, "smoke.yaml")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
