@@ -365,7 +365,7 @@ class Master:
         # no failures are tolerated with scatter (``distribution.choose``); a tree's nodes all
         # get pieces, on the channel the tree keeps for them (``Links.pieces``)
         assert self.splitter is not None  # set with covering: scatter
-        ranks = [worker + 1 for worker in range(self.ctx.plan.workers)]
+        ranks = range(1, self.ctx.plan.workers + 1)  # worker j at j + 1
         covered = self.covering.chunks(t)
         for owner, chunk in self.splitter.chunks(model, covered):
             for rank in ranks if owner in covered else [ranks[owner]]:

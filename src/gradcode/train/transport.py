@@ -135,10 +135,7 @@ class ResultPort:
                 self.release(result)
                 self.stale += 1
             else:
-                self.received += 1
-                payload = result.nbytes - 8 * H
-                result.accepted = self.port.accept_time(now, payload)
-                self._queue.append(result)
+                self._receive(result, now)
 
     def poll(self, now: float) -> list[Result]:
         """Take completed receives; return the current iteration's results received by now."""
@@ -210,15 +207,19 @@ class ResultPort:
                 completed=completed,
             )
             if current:
-                self.received += 1
-                # the port charges the message, not our header
-                result.accepted = self.port.accept_time(now, nbytes - 8 * H)
-                self._queue.append(result)
+                self._receive(result, now)
             else:
                 self._early.append(result)
             self._buffers[index] = self._new_buffer()
         # re-post at once: a sender in rendezvous must always find a receive
         self._requests[index] = self._post(index)
+
+    def _receive(self, result: Result, now: float) -> None:
+        """Queue a result of the current iteration, received through the port from ``now``."""
+        self.received += 1
+        # the port charges the message, not our header
+        result.accepted = self.port.accept_time(now, result.nbytes - 8 * H)
+        self._queue.append(result)
 
     def alive_sources(self) -> list[int]:
         """Sources whose receive is still posted (all but the dead)."""
