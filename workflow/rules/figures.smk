@@ -40,6 +40,8 @@ rule comparison_table:
         ),
     log:
         "results/logs/tables/comparison.log",
+    # joins small CSVs in a second: the last step of the DAG, not worth a batch job
+    localrule: True
     conda:
         "../../envs/gradcode.yaml"
     script:
