@@ -14,7 +14,8 @@ from gradcode.sim.montecarlo import simulate
 from gradcode.sim.spec import load_spec
 from gradcode.timing import TIMING_MODELS, LinksModel, model_from_spec
 from gradcode.timing.links import (
-    ChildPulls,
+    GreedyPulls,
+    Pulls,
     child_pulls,
     fair_finish,
     fair_shares,
@@ -309,8 +310,27 @@ def test_a_tree_parent_pulls_only_the_children_its_rule_needs(latency):
     by_rule = child_pulls(code, MASTER).select(notices)
     assert np.flatnonzero(by_rule[0]).tolist() == [0, 2, 5, 6]
     # without one: by notice, until those pulled decode (the last leaf is never asked)
-    by_notice = ChildPulls(code, MASTER).select(notices)
-    assert np.flatnonzero(by_notice[0]).tolist() == [0, 1, 2, 3, 5, 6]
+    leaves = tuple(code.children(MASTER))
+    by_notice = GreedyPulls(leaves, lambda kids: code.children_decodable(MASTER, kids))
+    assert np.flatnonzero(by_notice.select(notices)[0]).tolist() == [0, 1, 2, 3, 5, 6]
+
+
+def test_a_flat_code_without_a_rule_is_pulled_until_what_it_pulled_decodes():
+    code = build("binary", n=4, s=1)  # decodes from {0, 2}, {1, 3} and any three
+    assert code.completion_rule() is None
+    pulls = Pulls.of(code)
+    assert isinstance(pulls, GreedyPulls)
+    notices = np.array([[0.0, 1, 2, 3], [0.0, 2, 1, 3], [np.inf, 0, np.inf, 1]])
+    chosen = pulls.select(notices)
+    assert chosen.tolist() == [
+        [True, True, True, False],
+        [True, False, True, False],
+        [False, True, False, True],
+    ]
+    common = dict(rate=R, master_rate=2 * R, features=L, download=False)
+    pulled = _run(LinksModel(**common, collection="pull"), code, trials=50)
+    pushed = _run(LinksModel(**common), code, trials=50)
+    assert set(pulled.messages) <= {2, 3} and np.all(pulled.times <= pushed.times + 1e-12)
 
 
 @pytest.mark.parametrize("latency", [0.0, 0.003])
@@ -383,10 +403,7 @@ def test_collection_is_validated_and_kept():
         model_from_spec("shared-links", {"rate": R, "features": L, "collection": "poll"})
     binary = build("binary", n=8, s=1)
     assert binary.completion_rule() is None
-    with pytest.raises(
-        ValueError, match=r"parameters\.collection: pull needs a completion rule, and binary"
-    ):
-        model.check(binary)
+    model.check(binary)  # pulled while what it pulled does not decode
     with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat and tree"):
         model.prepare(build("ring-allreduce", n=4))
     model.prepare(build("coded-reduce", n=2, L=2, s=1))  # every parent pulls by its rule

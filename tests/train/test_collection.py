@@ -3,12 +3,21 @@ jobs that pull only the results the code needs and stay exact."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import yaml
 
 from gradcode.codes import build
 from gradcode.codes.tree import MASTER
-from gradcode.train.collection import Puller, TreePuller, choose, spared_children, tree_puller
+from gradcode.train.collection import (
+    DecodablePuller,
+    Puller,
+    choose,
+    master_puller,
+    spared_children,
+    tree_puller,
+)
 from gradcode.train.config import ConfigError, load_config
 from gradcode.train.plan import build_plan
 from gradcode.train.reference import serial_trajectory
@@ -49,20 +58,20 @@ def test_auto_pulls_only_on_real_links_where_some_results_go_unused():
     assert "4 of 8" in _choose("auto", frc).reason
     assert _choose("auto", frc, links_stated=False).way == "push"
     assert _choose("auto", build("uncoded", n=8)).way == "push"  # every result is used
-    assert _choose("auto", frc, tolerant=True).way == "push"
+    assert _choose("auto", frc, tolerant=True).way == "pull"  # widened after a failure
     assert _choose("auto", frc, adversaries=True).way == "push"
+    # without a declared rule: the fewest of the first keys that decode
     binary = build("binary", n=8, s=1)
     assert binary.completion_rule() is None
-    assert _choose("auto", binary).way == "push"
+    assert _choose("auto", binary).way == "pull"
+    assert "7 of 8" in _choose("auto", binary).reason
     assert _choose("push", frc).way == "push"
     # explicit pull: wherever it is possible, even without links or with nothing to spare
     assert _choose("pull", build("uncoded", n=8), links_stated=False).way == "pull"
-    with pytest.raises(ValueError, match="declares no completion rule"):
-        _choose("pull", binary)
     with pytest.raises(ValueError, match="is a ring code"):
         _choose("pull", build("ring-allreduce", n=4))
-    with pytest.raises(ValueError, match=r"faults\.tolerate"):
-        _choose("pull", frc, tolerant=True)
+    with pytest.raises(ValueError, match=r"faults\.tolerate: a tree parent would wait"):
+        _choose("pull", build("coded-reduce", n=2, L=2, s=1), tolerant=True)
 
 
 def test_a_tree_pulls_where_some_parent_decodes_without_a_child():
@@ -78,7 +87,7 @@ def test_a_tree_pulls_where_some_parent_decodes_without_a_child():
     by_rule = tree_puller(wide, MASTER)  # the code declares its rule: the first of each pair
     assert [by_rule.wants(child) for child in (0, 1, 3, 2)] == [True, False, True, False]
     # without a declared rule: asked while those asked do not decode
-    by_notice = TreePuller(wide, MASTER)
+    by_notice = DecodablePuller(partial(wide.children_decodable, MASTER))
     assert [by_notice.wants(child) for child in (0, 1, 3, 2)] == [True, True, True, False]
     by_notice.start()
     assert by_notice.wants(1) and not by_notice.wants(1)
@@ -86,10 +95,23 @@ def test_a_tree_pulls_where_some_parent_decodes_without_a_child():
     assert by_notice.wants(1)
 
 
+def test_a_code_without_a_rule_is_pulled_while_what_it_pulled_does_not_decode():
+    binary = build("binary", n=4, s=1)  # decodes from {0, 2}, {1, 3} and any three
+    assert binary.completion_rule() is None
+    puller = master_puller(binary)
+    keys = binary.all_message_keys()
+    assert [puller.wants(keys[i]) for i in (0, 1, 2, 3)] == [True, True, True, False]
+    puller.start()
+    assert [puller.wants(keys[i]) for i in (0, 2, 1, 3)] == [True, True, False, False]
+    puller.widen()
+    assert puller.wants(keys[1])
+    assert isinstance(master_puller(build("frc", n=4, s=1)), Puller)
+
+
 def test_an_impossible_pull_is_refused_where_the_run_is_planned(tmp_path, logistic_data):
     run = base_run(
         logistic_data,
-        scheme={"name": "binary", "params": {"n": 4, "s": 1}},
+        scheme={"name": "ring-allreduce", "params": {"n": 4}},
         runtime={"collection": "pull"},
     )
     path = tmp_path / "run.yaml"
@@ -108,8 +130,9 @@ def test_an_impossible_pull_is_refused_where_the_run_is_planned(tmp_path, logist
         ("frc", {"n": 4, "s": 1}, 2),  # one of each group of 2
         ("ye-abbe", {"n": 4, "d": 4, "s": 3, "m": 1}, 1),  # any one worker
         ("crc", {"n": 4, "s": 1}, 3),
+        ("binary", {"n": 4, "s": 1}, None),  # no rule: {0, 2}, {1, 3} or any three
     ],
-    ids=["frc", "ye-abbe-n-1", "crc"],
+    ids=["frc", "ye-abbe-n-1", "crc", "binary"],
 )
 def test_a_pulled_run_takes_only_the_results_it_uses_and_stays_exact(
     tmp_path, logistic_data, scheme, params, per_iteration
@@ -127,12 +150,13 @@ def test_a_pulled_run_takes_only_the_results_it_uses_and_stays_exact(
     summary = job.summary()
     assert summary["collection"]["way"] == "pull"
     # nothing but the pulled results left any worker: the stragglers' never did
-    assert summary["messages_sent"] == per_iteration * summary["iterations"]
-    for record in job.log():
+    log = job.log()
+    assert summary["messages_sent"] == sum(len(record["used"]) for record in log)
+    for record in log:
         pulled = [notice["key"] for notice in record["notices"] if notice["pulled"]]
         assert sorted(map(str, pulled)) == sorted(map(str, record["used"]))
-        assert len(record["messages"]) == per_iteration
-        assert len(record["notices"]) >= per_iteration
+        assert len(record["messages"]) == (per_iteration or len(record["used"]))
+        assert len(record["notices"]) >= len(record["messages"])
         arrived = {str(notice["key"]): notice["arrival"] for notice in record["notices"]}
         for message in record["messages"]:
             assert message["arrival"] >= arrived[str(message["key"])]  # after its notice

@@ -84,6 +84,32 @@ def test_killed_workers_leave_the_exact_model(tmp_path, logistic_data, label, sc
     assert relative_errors(job.trajectory(), reference).max() <= 1e-12
 
 
+def test_pulled_results_survive_a_kill(tmp_path, logistic_data):
+    """CRC (5, 2) pulls the first three notices; workers 0 and 3 die on the way. Once the
+    master learns of a death during an iteration it pulls every result of that iteration (the
+    dead one may have been pulled), then by the rule again: the run ends exact."""
+    run = base_run(
+        logistic_data,
+        iterations=8,
+        scheme={"name": "crc", "params": {"n": 5, "s": 2}},
+        stragglers=SLOW,
+        faults=_kill((0, 2), (3, 4)),
+        runtime={"collection": "pull"},
+    )
+    job = run_config(tmp_path, run, ranks=6).check()
+    _check_failed(job, [0, 3])
+    assert job.summary()["collection"]["way"] == "pull"
+    reference = serial_trajectory(load_config(job.run_file))
+    assert relative_errors(job.trajectory(), reference).max() <= 1e-12
+    known: list[int] = []
+    for record in job.log():
+        pulled = [notice["key"] for notice in record["notices"] if notice["pulled"]]
+        assert set(record["used"]) <= set(pulled)
+        if record["failed"] == known:  # no death learned during it: the rule's three
+            assert len(pulled) == 3
+        known = record["failed"]
+
+
 @pytest.mark.parametrize(
     ("scheme", "ranks", "extra"),
     [

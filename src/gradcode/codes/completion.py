@@ -17,7 +17,7 @@ checks that a declared rule gives the code's own ``completion_times`` on random 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,3 +68,21 @@ class CompletionRule:
             times = arrivals[:, [column[key] for key in group]]
             done = np.maximum(done, np.partition(times, count - 1, axis=1)[:, count - 1])
         return done
+
+
+def decodable_prefix(
+    order: Sequence[MessageKey], decodable: Callable[[list[MessageKey]], bool]
+) -> int | None:
+    """How many of ``order``'s first keys a collector that takes them in that order needs:
+    the smallest ``k`` with ``decodable(order[:k])``, ``None`` if not even all of them do.
+
+    For a code without a ``CompletionRule`` this is the rule itself (``decodable``: the code's
+    ``is_decodable``, or a tree parent's ``children_decodable``), asked of what a master or a
+    parent holds in the order it received it: the arrival a completion time is, and the
+    results a collector pulling by readiness asks for (``gradcode.train.collection``, the
+    model's ``gradcode.timing.links.GreedyPulls``).
+    """
+    for count in range(1, len(order) + 1):
+        if decodable(list(order[:count])):
+            return count
+    return None

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import Capabilities, DecodeResult, GradientCode, Pattern, require
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.completion import CompletionRule, decodable_prefix
 
 #: the root of every tree: the master, which is not a worker and computes nothing
 MASTER = -1
@@ -104,14 +104,12 @@ class TreeCode(GradientCode):
         kids = list(self.children(node))
         result = np.full(arrivals.shape[0], np.inf)
         for trial, row in enumerate(np.asarray(arrivals, dtype=np.float64)):
-            held: list[int] = []
-            for index in np.argsort(row, kind="stable"):
-                if not np.isfinite(row[index]):
-                    break
-                held.append(kids[index])
-                if self.children_decodable(node, held):
-                    result[trial] = row[index]
-                    break
+            order = [j for j in np.argsort(row, kind="stable") if np.isfinite(row[j])]
+            count = decodable_prefix(
+                [kids[j] for j in order], lambda held: self.children_decodable(node, held)
+            )
+            if count is not None:
+                result[trial] = row[order[count - 1]]
         return result
 
     @abstractmethod

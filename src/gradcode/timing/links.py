@@ -45,13 +45,13 @@ Timeline of one iteration (one trial):
    direction), ``latency + 8 l / (N rate)`` per step (the slowest link's rate).
 
 Collection (``collection``, the runtime's ``runtime.collection``, ``gradcode.train.collection``)
-of a flat code's results: ``push`` (default) as in 3.; ``pull`` for a code with a
-``CompletionRule``: a ready message's worker sends only a notice (no bytes on the links),
-received ``latency`` later; in every group of the rule the master pulls the first ``needed``
-messages by notice (ties in key order), and no others (their payloads never travel, ``inf``);
-in a tree every parent pulls its children's the same way, by its declared rule
-(``children_rule``) or else by notice until those pulled are decodable (``children_decodable``,
-``ChildPulls``);
+of a flat code's results: ``push`` (default) as in 3.; ``pull``: a ready message's worker
+sends only a notice (no bytes on the links), received ``latency`` later; the master pulls by
+notice (ties in key order) what the code's ``CompletionRule`` needs, in every group the first
+``needed`` (``Pulls``), or without a rule until those pulled are decodable (``is_decodable``,
+``GreedyPulls``), and no others (their payloads never travel, ``inf``); in a tree every parent
+pulls its children's the same way, by its declared rule (``children_rule``) or else until
+those pulled are decodable (``children_decodable``);
 a pulled payload leaves its worker ``latency`` after its notice arrived (the PULL going back),
 shares the master's link with the other pulled payloads only (a worker's pulled payloads one
 after the other; one it is never asked for holds up none), and is received ``latency`` after
@@ -68,14 +68,15 @@ receiver): fine for predictions and moderate Monte Carlo, not for ``10^6`` trial
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.completion import CompletionRule, decodable_prefix
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.timing.distributions import PerWorker, ShiftedExponential
 from gradcode.timing.model import (
@@ -227,10 +228,12 @@ class Pulls:
     needed: tuple[int, ...]
 
     @classmethod
-    def of(cls, code: GradientCode) -> Pulls:
+    def of(cls, code: GradientCode) -> Pulls | GreedyPulls:
+        """The master's pulls of a flat code: by its ``completion_rule``, else ``GreedyPulls``
+        by its ``is_decodable`` (the runtime's ``master_puller``)."""
         rule = code.completion_rule()
         if rule is None:
-            raise ValueError(f"{code.name} declares no completion rule: nothing to pull by")
+            return GreedyPulls(code.all_message_keys(), code.is_decodable)
         return cls.by(rule, code.all_message_keys())
 
     @classmethod
@@ -255,40 +258,33 @@ class Pulls:
         return chosen & np.isfinite(notices)
 
 
-def child_pulls(code: TreeCode, parent: int) -> Pulls | ChildPulls:
+def child_pulls(code: TreeCode, parent: int) -> Pulls | GreedyPulls:
     """Which children tree ``parent`` pulls: by its declared rule (``children_rule``), else
-    ``ChildPulls`` (the runtime's ``tree_puller``)."""
+    ``GreedyPulls`` by its ``children_decodable`` (the runtime's ``tree_puller``)."""
+    kids = tuple(code.children(parent))
     rule = code.children_rule(parent)
-    return (
-        Pulls.by(rule, list(code.children(parent)))
-        if rule is not None
-        else ChildPulls(code, parent)
-    )
+    if rule is not None:
+        return Pulls.by(rule, kids)
+    return GreedyPulls(kids, partial(code.children_decodable, parent))
 
 
 @dataclass(frozen=True)
-class ChildPulls:
-    """Which children a tree ``parent`` whose rule is not declared as groups pulls under
-    ``collection: pull``: by notice (ties in child order), while those pulled so far are not
-    decodable by its rule (the runtime's ``TreePuller``)."""
+class GreedyPulls:
+    """Which messages a collector whose rule is not declared as groups pulls under
+    ``collection: pull``: by notice (ties in key order), while those pulled so far are not
+    ``decodable`` (``decodable_prefix``; the runtime's ``DecodablePuller``)."""
 
-    code: TreeCode
-    parent: int
+    keys: Sequence[Any]  # the collector's messages (a tree parent's: its children), in order
+    decodable: Callable[[list[Any]], bool]
 
     def select(self, notices: np.ndarray) -> np.ndarray:
-        """``Pulls.select`` for the parent's children, ``notices[t, j]`` their ``j``-th's."""
+        """``Pulls.select`` for messages ``keys``, ``notices[t, q]`` the ``q``-th's."""
         notices = np.asarray(notices, dtype=np.float64)
-        kids = list(self.code.children(self.parent))
         chosen = np.zeros(notices.shape, dtype=bool)
         for trial, row in enumerate(notices):
-            pulled: list[int] = []
-            for j in np.argsort(row, kind="stable"):
-                if not np.isfinite(row[j]) or (
-                    pulled and self.code.children_decodable(self.parent, pulled)
-                ):
-                    break
-                pulled.append(kids[j])
-                chosen[trial, j] = True
+            order = [q for q in np.argsort(row, kind="stable") if np.isfinite(row[q])]
+            count = decodable_prefix([self.keys[q] for q in order], self.decodable)
+            chosen[trial, order if count is None else order[:count]] = True
         return chosen
 
 
@@ -312,7 +308,7 @@ def collect(
     capacity: float,
     after: Sequence[int] | None,
     latency: float,
-    pulls: Pulls | ChildPulls | None = None,
+    pulls: Pulls | GreedyPulls | None = None,
 ) -> np.ndarray:
     """When each result reaches the master, ``(trials, keys)``, for results ready at
     ``ready[t, q]`` (``inf``: never) of ``sizes[q]`` bytes, capped at ``caps[q]``, through
@@ -497,11 +493,6 @@ class LinksModel(TimingModel):
                 raise ValueError(
                     f"parameters.collection: pull is for flat and tree codes only, not "
                     f"{scheme.name} (a {topology} code)"
-                )
-            if topology == "flat" and scheme.completion_rule() is None:
-                raise ValueError(
-                    f"parameters.collection: pull needs a completion rule, and {scheme.name} "
-                    "declares none (GradientCode.completion_rule)"
                 )
 
     def sample(self, rng: np.random.Generator, trials: int, workers: int) -> Draws:

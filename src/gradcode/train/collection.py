@@ -9,36 +9,44 @@
   which counts only the used ones; pulled, 1.05-1.10 and 1.08-1.25).
 - ``pull``: when a message is ready the worker sends only a *notice* (the result's header,
   no payload) and holds the message; the master asks for it (``protocol.PULL``) while the
-  code still needs a message of its group (``Puller``, from the code's ``CompletionRule``:
-  in every group, the first ``needed`` notices to arrive are pulled), so only results the
-  decoder uses cross its port. It costs one round trip of two header-sized messages per
-  pulled result. A newer model drops what a worker holds, as it drops stale queued sends.
-  Should the decoder refuse a set the rule accepted, the master pulls every result of that
-  iteration from then on (``Puller.widen``), as if they had been pushed.
+  code still needs it (``master_puller``): by the code's ``CompletionRule`` where it declares
+  one (``Puller``: in every group, the first ``needed`` notices to arrive are pulled), else
+  while the messages pulled so far are not decodable (``DecodablePuller``, the code's
+  ``is_decodable``), so only results the decoder uses cross its port. It costs one round
+  trip of two header-sized messages per pulled result. A newer model drops what a worker
+  holds, as it drops stale queued sends. Should the decoder refuse a set the rule accepted,
+  the master pulls every result of that iteration from then on (``Pulling.widen``), as if
+  they had been pushed.
 - ``auto`` (the default): ``pull`` where ``choose`` finds it saves the port something, else
   ``push``.
 
 In a tree code every parent (the master too) collects its children's results the same way: a
 child's notice, then the parent's ``PULL`` (``tree_puller``): by the parent's rule where the
 code declares it as a ``CompletionRule`` (``children_rule``: the first ``needed`` of every
-group), else while the children pulled so far are not decodable (``TreePuller``). A
+group), else while the children pulled so far are not decodable (``DecodablePuller``). A
 CodedReduce parent needs one child of every group of ``s + 1`` (or any ``n - s``), so ``s``
 of every group's results never cross its port.
 
-Pull needs the code's rule to be exact about which messages suffice, and every pulled worker
-to answer: it is refused (an explicit ``pull``: ``ValueError``, a ``ConfigError`` in the plan)
-for flat codes without a ``CompletionRule``, ring codes, runs that tolerate failures (a pulled
-worker that dies would leave its group short) and runs with adversaries (the decoder may
-refuse a corrupted set and want more).
+With ``faults.tolerate`` a pulled worker may die before its result comes: once the master
+learns of a failure during an iteration it pulls every result of that iteration from then on
+(``Pulling.widen``), as push would have had them, and the next iteration pulls by the rule
+again among the workers alive (a dead one announces nothing).
+
+Pull is refused (an explicit ``pull``: ``ValueError``, a ``ConfigError`` in the plan) for ring
+codes, for tree codes that tolerate failures (a parent that pulled a child that then dies
+learns of it only from a receive that fails, and would wait for it) and for runs with
+adversaries (the decoder may refuse a corrupted set and want more).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.completion import CompletionRule, decodable_prefix
 from gradcode.codes.tree import TreeCode
 
 if TYPE_CHECKING:
@@ -89,9 +97,8 @@ def choose(
         if not spared:
             return Choice("push", "auto: every parent of the tree uses all its children")
         return Choice("pull", f"auto: {spared} children's results go unused at some parent")
-    rule = code.completion_rule()
-    assert rule is not None
-    needed, messages = sum(rule.needed), len(code.all_message_keys())
+    keys = code.all_message_keys()
+    needed, messages = _needed(keys, code.completion_rule(), code.is_decodable), len(keys)
     if needed >= messages:
         return Choice("push", f"auto: the decoder uses all {messages} results")
     return Choice("pull", f"auto: the decoder uses {needed} of {messages} results")
@@ -104,30 +111,31 @@ def spared_children(tree: TreeCode) -> int:
     spared = 0
     for parent in tree.parents():
         kids = list(tree.children(parent))
-        rule = tree.children_rule(parent)
-        if rule is not None:
-            spared += len(kids) - sum(rule.needed)
-            continue
-        needed = next(
-            (k for k in range(1, len(kids)) if tree.children_decodable(parent, kids[:k])),
-            len(kids),
-        )
-        spared += len(kids) - needed
+        decodable = partial(tree.children_decodable, parent)
+        spared += len(kids) - _needed(kids, tree.children_rule(parent), decodable)
     return spared
+
+
+def _needed(
+    keys: Sequence[Any], rule: CompletionRule | None, decodable: Callable[[list[Any]], bool]
+) -> int:
+    """How many of ``keys`` a collector uses: its rule's count, or without one the fewest,
+    first in order, it decodes from (a code's rule without groups need not count the same
+    for every order; the first keys are as good a sample as any for ``auto``)."""
+    if rule is not None:
+        return sum(rule.needed)
+    count = decodable_prefix(keys, decodable)
+    return len(keys) if count is None else count
 
 
 def _cannot_pull(code: GradientCode, *, tolerant: bool, adversaries: bool) -> str | None:
     topology = code.capabilities.topology
     if topology not in ("flat", "tree"):
         return f"{code.name} is a {topology} code (its results are not collected by a master)"
-    if tolerant:
-        return "faults.tolerate: a pulled worker that dies would leave its group short"
+    if tolerant and topology == "tree":
+        return "faults.tolerate: a tree parent would wait for a pulled child that died"
     if adversaries:
         return "adversaries: the decoder may refuse a corrupted set and want more results"
-    if topology == "tree":
-        return None
-    if code.completion_rule() is None:
-        return f"{code.name} declares no completion rule (GradientCode.completion_rule)"
     return None
 
 
@@ -195,28 +203,37 @@ class Puller(Pulling):
         return True
 
 
+def master_puller(code: GradientCode) -> Pulling:
+    """The master's puller of a flat code, asked by message key: the code's declared rule's
+    (``completion_rule``), else a ``DecodablePuller`` by its ``is_decodable``."""
+    rule = code.completion_rule()
+    return Puller(rule) if rule is not None else DecodablePuller(code.is_decodable)
+
+
 def tree_puller(tree: TreeCode, node: int) -> Pulling:
     """The puller of tree parent ``node`` (the master: ``MASTER``), asked by child: its
-    declared rule's (``children_rule``), else a ``TreePuller``."""
+    declared rule's (``children_rule``), else a ``DecodablePuller`` by its
+    ``children_decodable``."""
     rule = tree.children_rule(node)
-    return Puller(rule) if rule is not None else TreePuller(tree, node)
+    if rule is not None:
+        return Puller(rule)
+    return DecodablePuller(partial(tree.children_decodable, node))
 
 
-class TreePuller(Pulling):
-    """A tree parent's rule not declared as groups, by child: ``wants(child)`` while the
-    children pulled so far are not decodable by ``node``'s rule (``children_decodable``)."""
+class DecodablePuller(Pulling):
+    """A rule not declared as groups: ``wants(key)`` while the keys pulled so far are not
+    ``decodable`` (what a collector taking notices in their order needs, ``decodable_prefix``).
+    """
 
-    def __init__(self, tree: TreeCode, node: int) -> None:
-        self.tree, self.node = tree, node
+    def __init__(self, decodable: Callable[[list[Any]], bool]) -> None:
+        self.decodable = decodable
         self._reset()
 
     def _reset(self) -> None:
-        self.pulled: list[int] = []
+        self.pulled: list[Any] = []
 
-    def _needs(self, child: int) -> bool:
-        if child in self.pulled or (
-            self.pulled and self.tree.children_decodable(self.node, self.pulled)
-        ):
+    def _needs(self, key: Any) -> bool:
+        if key in self.pulled or (self.pulled and self.decodable(self.pulled)):
             return False
-        self.pulled.append(child)
+        self.pulled.append(key)
         return True

@@ -51,10 +51,9 @@ from typing import Any, cast
 import numpy as np
 
 from gradcode.codes import NotDecodableError
-from gradcode.codes.completion import CompletionRule
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train import nodelog, protocol
-from gradcode.train.collection import Puller, Pulling, collection_choice, tree_puller
+from gradcode.train.collection import Pulling, collection_choice, master_puller, tree_puller
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
@@ -112,6 +111,7 @@ class Master:
         self.stopped: CannotContinue | None = None
         self._polled = 0.0
         self._checked = 0  # failures already checked against the code
+        self._collecting = False  # between an iteration's model going out and its decoding
         self._model: np.ndarray | None = None  # the current iteration's (a new spare gets it)
         self.keys = code.all_message_keys()
         self.rows = (
@@ -134,7 +134,7 @@ class Master:
         if pull and self.tree is not None:  # the root pulls by its own rule over its children
             self.puller = tree_puller(self.tree, MASTER)
         elif pull:
-            self.puller = Puller(cast(CompletionRule, code.completion_rule()))
+            self.puller = master_puller(code)
         self._notices: list[dict[str, Any]] = []  # ``pull``: this iteration's
         #: ``pull``: this iteration's notices not pulled, with where to ask for them
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
@@ -247,6 +247,8 @@ class Master:
         if len(failures.failed) == self._checked:
             return
         self._checked = len(failures.failed)
+        if self._collecting:  # a worker pulled may be among the dead: take whatever comes
+            self._pull_all()
         if self.spares is not None:
             self._replace(t)
         if not alive_decodable(self.code, self._lost(t)):
@@ -294,6 +296,7 @@ class Master:
             self._notices, self._unpulled = [], []
         covered = self._send_model(t, model)
         self._model = model
+        self._collecting = True
         held: dict[Any, Result] = {}
         seen: list[Result] = []
         deadline = began + ctx.plan.config.runtime.iteration_timeout
@@ -320,6 +323,7 @@ class Master:
             self._check_failures(t, ask=True)
             upcoming = self.port.next_event()
             nap(deadline if upcoming is None else min(upcoming, deadline), ctx.poll)
+        self._collecting = False
         decoded = clock()
         session.step(t, gradient, point)
         ended = clock()
@@ -416,8 +420,9 @@ class Master:
         self.sends.send(self.links.down_comm, request, source, protocol.PULL)
 
     def _pull_all(self) -> None:
-        """``pull``: the decoder refused what the rule asked for; take every result from now
-        on, the ones announced and not pulled too."""
+        """``pull``: the decoder refused what the rule asked for, or a worker died (it may
+        have been pulled); take every result from now on, the ones announced and not pulled
+        too."""
         if self.puller is None or self.puller.wide:
             return
         self.puller.widen()
