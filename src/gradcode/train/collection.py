@@ -12,11 +12,13 @@
   code still needs it (``master_puller``): by the code's ``CompletionRule`` where it declares
   one (``Puller``: in every group, the first ``needed`` notices to arrive are pulled), else
   while the messages pulled so far are not decodable (``DecodablePuller``, the code's
-  ``is_decodable``), so only results the decoder uses cross its port. It costs one round
-  trip of two header-sized messages per pulled result. A newer model drops what a worker
-  holds, as it drops stale queued sends. Should the decoder refuse a set the rule accepted,
-  the master pulls every result of that iteration from then on (``Pulling.widen``), as if
-  they had been pushed.
+  ``is_decodable``), so only results the decoder uses cross its port (without a rule, one
+  may cross that it ends up not using: binary (4, 1) pulls 0, 1 and 2 when they announce in
+  that order, since 0 and 1 do not decode, and decodes from 0 and 2 if 1 comes last). It
+  costs one round trip of two header-sized messages per pulled result. A newer model drops
+  what a worker holds, as it drops stale queued sends. Should the decoder refuse a set the
+  rule accepted, the master pulls every result of that iteration from then on
+  (``Pulling.widen``), as if they had been pushed.
 - ``auto`` (the default): ``pull`` where ``choose`` finds it saves the port something, else
   ``push``.
 
