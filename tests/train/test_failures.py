@@ -84,25 +84,30 @@ def test_killed_workers_leave_the_exact_model(tmp_path, logistic_data, label, sc
     assert relative_errors(job.trajectory(), reference).max() <= 1e-12
 
 
-def test_pulled_results_survive_a_kill(tmp_path, logistic_data):
-    """CRC (5, 2) pulls the first three notices; workers 0 and 3 die on the way. Once the
-    master learns of a death during an iteration it pulls every result of that iteration (the
-    dead one may have been pulled), then by the rule again: the run ends exact."""
+def test_a_scattered_and_pulled_run_survives_kills(tmp_path, logistic_data):
+    """CRC (5, 2), the model scattered and the first three notices pulled; workers 0 and 3
+    die on the way. Once the master learns of a death during an iteration it sends the dead
+    worker's chunk to every live worker itself (it may not have forwarded it), from then on
+    in every iteration, and pulls every result of that iteration (the dead one may have been
+    pulled), then by the rule again: the run ends exact."""
     run = base_run(
         logistic_data,
         iterations=8,
         scheme={"name": "crc", "params": {"n": 5, "s": 2}},
         stragglers=SLOW,
         faults=_kill((0, 2), (3, 4)),
-        runtime={"collection": "pull"},
+        runtime={"collection": "pull", "distribution": "scatter"},
     )
     job = run_config(tmp_path, run, ranks=6).check()
     _check_failed(job, [0, 3])
-    assert job.summary()["collection"]["way"] == "pull"
+    summary = job.summary()
+    assert summary["collection"]["way"] == "pull"
+    assert summary["distribution"]["way"] == "scatter"
     reference = serial_trajectory(load_config(job.run_file))
     assert relative_errors(job.trajectory(), reference).max() <= 1e-12
     known: list[int] = []
     for record in job.log():
+        assert set(record["failed"]) <= set(record["covered"]) or record["failed"] != known
         pulled = [notice["key"] for notice in record["notices"] if notice["pulled"]]
         assert set(record["used"]) <= set(pulled)
         if record["failed"] == known:  # no death learned during it: the rule's three
@@ -236,10 +241,15 @@ def test_a_tolerant_run_refuses_an_mpi_that_is_not(tmp_path, logistic_data):
 
 def test_a_spare_takes_a_dead_workers_place(tmp_path, logistic_data):
     """FRC (n, s) = (4, 1): worker 1 dies, a spare takes its place; then worker 0 dies, which
-    without the spare would leave group {0, 1} without a live worker. The run ends exact."""
+    without the spare would leave group {0, 1} without a live worker. The run ends exact. The
+    model is scattered and the results pulled, as on real links: the dead workers' chunks are
+    the master's to send, and the spare gets whole models."""
     scheme = {"name": "frc", "params": {"n": 4, "s": 1}}
     faults = _kill((1, 3), (0, 8)) | {"spares": 1}
-    run = base_run(logistic_data, iterations=14, scheme=scheme, stragglers=SLOW, faults=faults)
+    runtime = {"distribution": "scatter", "collection": "pull"}
+    run = base_run(
+        logistic_data, iterations=14, scheme=scheme, stragglers=SLOW, faults=faults, runtime=runtime
+    )
     job = run_config(tmp_path, run, ranks=6).check()
     _check_failed(job, [0, 1])
     summary = job.summary()
@@ -253,6 +263,7 @@ def test_a_spare_takes_a_dead_workers_place(tmp_path, logistic_data):
     assert log[-1]["replaced"] == [{"worker": 1, "rank": 5}]
     # after worker 0 died, every iteration used the spare's message for group {0, 1}
     assert all(1 in record["used"] for record in log[9:])
+    assert all(record["covered"] == [0, 1] for record in log[9:])
     reference = serial_trajectory(load_config(job.run_file))
     assert relative_errors(job.trajectory(), reference).max() <= 1e-12
     # the same kills without the spare: group {0, 1} is gone at iteration 8 and the run stops

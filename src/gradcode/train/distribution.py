@@ -19,7 +19,12 @@
   first from the start, the second once a worker reported that chunk kept its model waiting
   (``model_last``, ``model_wait``, ``model_span`` in its results' header; in a tree, the
   master's children's), for the next iterations (``gradcode.train.master``). The master's port
-  carries ``1 + c`` copies for ``c`` covered chunks, instead of ``n``.
+  carries ``1 + c`` copies for ``c`` covered chunks, instead of ``n``. With
+  ``faults.tolerate`` (flat codes) a dead worker's chunk is covered from the iteration the
+  master learns of it, in that iteration too: the master sends its pieces of the model in
+  hand to every live worker (a worker takes a piece once, from whoever sent it first), and a
+  spare that took a dead worker's place gets whole models (it is not among the ranks the
+  workers forward to).
 - ``auto`` (the default): ``scatter`` where ``choose`` predicts it faster, else ``isend``.
 
 A piece travels as ``[t, c, forward, values...]`` (``CHUNK_HEADER``) with tag
@@ -117,9 +122,9 @@ def choose(
     """``requested`` (``runtime.distribution``) resolved for this run.
 
     ``auto`` takes ``scatter`` only where the links' rates are known (``network.links``), the
-    code is flat or a tree (``tree``: the code, for its ``isend`` way), failures are not
-    tolerated (a dead worker's chunk is covered only once the master knows, and a receive from
-    any source then fails) and the model's time falls: ``isend_seconds`` (``n B / R_master``
+    code is flat or a tree (``tree``: the code, for its ``isend`` way), a tree's failures are
+    not tolerated (a dead node's chunk would have to reach the nodes by the tree's own ways)
+    and the model's time falls: ``isend_seconds`` (``n B / R_master``
     for a flat code) against ``B / R_master + (n - 1) B / (n R_worker)`` (``B`` the model's
     bytes; ``scatter``'s forwards share every worker's link), with at least
     ``SCATTER_MIN_WORKERS`` workers.
@@ -128,8 +133,8 @@ def choose(
         return Choice("isend", "runtime.distribution: isend")
     if topology not in ("flat", "tree"):
         return Choice("isend", f"a {topology} code's model goes to every worker")
-    if tolerant:
-        return Choice("isend", "faults.tolerate: a dead worker must not hold the others' chunks")
+    if tolerant and topology == "tree":
+        return Choice("isend", "faults.tolerate: a tree's dead node would hold others' chunks")
     if requested == "scatter":
         return Choice("scatter", "runtime.distribution: scatter")
     if master_rate is None or worker_rate is None:
@@ -188,12 +193,18 @@ class ChunkSplitter:
 
 class Covering:
     """Which chunks the master sends to every worker itself: those of workers that never answer
-    (``never(worker, t)``: persistent, silent from ``t``), and for ``COVER_ITERATIONS`` those a
-    worker reported slow (``observe``)."""
+    (``never(worker, t)``: persistent, silent from ``t``; ``lose``: dead), and for
+    ``COVER_ITERATIONS`` those a worker reported slow (``observe``)."""
 
     def __init__(self, workers: int, never: Callable[[int, int], bool]) -> None:
         self.workers, self.never = workers, never
         self.until: dict[int, int] = {}
+        self.dead: set[int] = set()
+
+    def lose(self, worker: int) -> None:
+        """``worker`` died (``faults.tolerate``): its chunk is covered from now on, also once a
+        spare serves it (the spare takes whole models, ``gradcode.train.master``)."""
+        self.dead.add(worker)
 
     @classmethod
     def of(cls, config: RunConfig, workers: int) -> Covering:
@@ -207,7 +218,11 @@ class Covering:
 
     def chunks(self, t: int) -> list[int]:
         """The chunks covered in iteration ``t``."""
-        return [w for w in range(self.workers) if self.never(w, t) or self.until.get(w, -1) > t]
+        return [
+            w
+            for w in range(self.workers)
+            if w in self.dead or self.never(w, t) or self.until.get(w, -1) > t
+        ]
 
     def observe(self, t: int, reports: Iterable[tuple[int, float, float]]) -> list[int]:
         """Iteration ``t``'s reports ``(model_last, model_wait, model_span)``, one per result:

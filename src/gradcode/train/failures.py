@@ -109,12 +109,17 @@ class Failures:
             world.Set_errhandler(MPI.ERRORS_RETURN)
 
     # -- learning ---------------------------------------------------------------------------
-    def noticed(self, error: BaseException, how: str) -> list[int]:
+    def noticed(self, error: BaseException, how: str, comm: MPI.Comm | None = None) -> list[int]:
         """An MPI call raised ``error``: re-raise it unless it reports a failed process; else
-        learn which ranks failed (``how``: the call that saw it) and return the new ones."""
+        learn which ranks failed (``how``: the call that saw it) and return the new ones.
+        ``comm``: the call's communicator if not ``world``, acknowledged too (an operation from
+        any source on it raises until its failures are acknowledged there)."""
         if not self.enabled or not is_failure(error):
             raise error
-        return self._learn(f"{how}: {_class_name(error)}")
+        new = self._learn(f"{how}: {_class_name(error)}")
+        if comm is not None and comm != self.world:
+            comm.Ack_failed()
+        return new
 
     def poll(self) -> list[int]:
         """Ranks newly known dead without an error in hand (``MPI_Comm_get_failed``)."""

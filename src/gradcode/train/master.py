@@ -112,6 +112,7 @@ class Master:
         self._polled = 0.0
         self._checked = 0  # failures already checked against the code
         self._collecting = False  # between an iteration's model going out and its decoding
+        self._covered_late: list[int] = []  # ``scatter``: chunks covered after a death
         self._model: np.ndarray | None = None  # the current iteration's (a new spare gets it)
         self.keys = code.all_message_keys()
         self.rows = (
@@ -246,7 +247,10 @@ class Master:
                 self.spares.poll(self.port.first_heard)
         if len(failures.failed) == self._checked:
             return
+        fresh = list(failures.failed.values())[self._checked :]
         self._checked = len(failures.failed)
+        if self.covering is not None:
+            self._cover([f.worker for f in fresh if f.worker is not None])
         if self._collecting:  # a worker pulled may be among the dead: take whatever comes
             self._pull_all()
         if self.spares is not None:
@@ -259,6 +263,29 @@ class Master:
                 f"{self.code.name} {self.code.params()} cannot decode without workers "
                 f"{self._lost(t)}",
             )
+
+    def _cover(self, dead: list[int]) -> None:
+        """``scatter``: the chunks of workers that died are the master's to send from now on;
+        with a model out, their pieces of it go to every live worker now (the dead one may
+        not have forwarded them; a worker takes a piece it holds already no more)."""
+        assert self.covering is not None and self.splitter is not None
+        for worker in dead:
+            self.covering.lose(worker)
+        if not self._collecting or self._model is None:
+            return
+        live = self._live_ranks()
+        for owner, chunk in self.splitter.chunks(self._model, dead):
+            if owner in dead:
+                for rank in live:
+                    self.sends.send(self.links.pieces, chunk, rank, protocol.MODEL_CHUNK)
+        self._covered_late += dead
+
+    def _alive(self, rank: int) -> bool:
+        return self.failures is None or not self.failures.dead(rank)
+
+    def _live_ranks(self) -> list[int]:
+        """The workers' own ranks (worker ``j`` at ``j + 1``) not known dead."""
+        return [r for r in range(1, self.ctx.plan.workers + 1) if self._alive(r)]
 
     def _replace(self, t: int) -> None:
         """Spares take the places of the dead workers; each gets the current model at once."""
@@ -294,6 +321,7 @@ class Master:
         if self.puller is not None:
             self.puller.start()
             self._notices, self._unpulled = [], []
+        self._covered_late = []
         covered = self._send_model(t, model)
         self._model = model
         self._collecting = True
@@ -324,6 +352,8 @@ class Master:
             upcoming = self.port.next_event()
             nap(deadline if upcoming is None else min(upcoming, deadline), ctx.poll)
         self._collecting = False
+        if covered is not None:  # the record's ``covered``: every chunk the master sent to all
+            covered = sorted(set(covered) | set(self._covered_late))
         decoded = clock()
         session.step(t, gradient, point)
         ended = clock()
@@ -363,17 +393,22 @@ class Master:
         chunks the master sent to every worker itself (``Covering``)."""
         if self.covering is None:
             for child_rank, world_rank in self.child_ranks:
-                if self.failures is None or not self.failures.dead(world_rank):
+                if self._alive(world_rank):
                     self.sends.send(self.links.down_comm, model, child_rank, protocol.MODEL)
             return None
-        # no failures are tolerated with scatter (``distribution.choose``); a tree's nodes all
-        # get pieces, on the channel the tree keeps for them (``Links.pieces``)
+        # a tree's nodes all get pieces, on the channel the tree keeps for them
+        # (``Links.pieces``); a tree's failures are not tolerated with scatter
+        # (``distribution.choose``), a flat code's dead workers' chunks are covered (``_cover``)
         assert self.splitter is not None  # set with covering: scatter
-        ranks = range(1, self.ctx.plan.workers + 1)  # worker j at j + 1
+        live = self._live_ranks()
         covered = self.covering.chunks(t)
         for owner, chunk in self.splitter.chunks(model, covered):
-            for rank in ranks if owner in covered else [ranks[owner]]:
+            for rank in live if owner in covered else [owner + 1]:
                 self.sends.send(self.links.pieces, chunk, rank, protocol.MODEL_CHUNK)
+        # a spare in a dead worker's place is not among the ranks the workers forward to
+        for worker, (rank, _) in enumerate(self.child_ranks):
+            if rank != worker + 1 and self._alive(rank):
+                self.sends.send(self.links.down_comm, model, rank, protocol.MODEL)
         return covered
 
     def _collect(self, held: dict[Any, Result], seen: list[Result]) -> bool:

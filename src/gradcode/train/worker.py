@@ -282,8 +282,10 @@ class Worker:
         except MPI.Exception as error:
             if self.failures is None:
                 raise
-            self.failures.noticed(error, "listening to the parent")
-            self._orphaned()
+            self.failures.noticed(error, "listening to the parent", links.up_comm)
+            # listening to any source (a flat scatter's pieces), the dead one may be a peer
+            if source != MPI.ANY_SOURCE or self.failures.dead(0):
+                self._orphaned()
         pieces = self._pieces
         if pieces is not None:
             while probe(pieces, MPI.ANY_SOURCE, status):
@@ -334,7 +336,7 @@ class Worker:
         mine = index % self.ctx.plan.workers == self.worker
         if forward and mine and iteration > self.latest and not self.stopping:
             for peer in range(self.ctx.plan.workers):
-                if peer != self.worker:
+                if peer != self.worker and self._alive(peer + 1):
                     self.forwards.send(self.links.pieces, chunk, peer + 1, protocol.MODEL_CHUNK)
         return self.assembler.take(chunk, self.latest, clock())
 
@@ -357,6 +359,9 @@ class Worker:
         if buffer is not None:
             tag = protocol.result_tag(iteration)
             self.outbox.schedule(buffer, tag, iteration, ready=clock(), link_seconds=0.0)
+
+    def _alive(self, rank: int) -> bool:
+        return self.failures is None or not self.failures.dead(rank)
 
     def _orphaned(self) -> None:
         """The parent died: drop the work (no one to send it to) and wait for ``STOP``."""
