@@ -412,6 +412,7 @@ class GradientCode(ABC):
         codes that encode data (LCC) return their data and compute ``partials`` directly.
         """
         partials = rng.standard_normal((self.k, length))
+        partials.flags.writeable = False  # so ``pattern_messages`` may keep its encoding
         return partials, partials
 
     def pattern_messages(
@@ -422,17 +423,33 @@ class GradientCode(ABC):
         ``instance`` (from ``random_instance``) is the full ``(k, l)`` matrix of partial
         gradients; each worker sees only the rows of its own ``partitions``.
         """
-        partials = instance
         messages: dict[MessageKey, np.ndarray] = {}
         workers = sorted({self.worker_of(key) for key in pattern.responders})
         for worker in workers:
-            mine = partials[list(self.partitions(worker))]
-            for key, message in self.encode_all(worker, mine).items():
+            for key, message in self._encoded(instance, worker).items():
                 if key in pattern.responders:
                     messages[key] = message
         for key in pattern.corrupted:
             messages[key] = messages[key] + rng.standard_normal(messages[key].shape) * 1e3
         return messages
+
+    def _encoded(self, partials: np.ndarray, worker: int) -> dict[MessageKey, np.ndarray]:
+        """``encode_all`` of ``worker``'s rows of ``partials``. Of a read-only ``partials``
+        (``random_instance``'s) the messages are kept, read-only, for the next pattern of the
+        same instance: verifying every pattern encoded each worker's messages again for each,
+        most of an exhaustive check's time (GC-MMC, n <= 12)."""
+        if partials.flags.writeable:
+            return self.encode_all(worker, partials[list(self.partitions(worker))])
+        memo = self.__dict__.get("_encoding_memo")
+        if memo is None or memo[0] is not partials:  # holding it, its id is not reused
+            memo = self.__dict__["_encoding_memo"] = (partials, {})
+        found = memo[1].get(worker)
+        if found is None:
+            found = self.encode_all(worker, partials[list(self.partitions(worker))])
+            for message in found.values():
+                message.flags.writeable = False
+            memo[1][worker] = found
+        return found
 
     def run_pattern(
         self, instance: Any, pattern: Pattern, rng: np.random.Generator
