@@ -59,9 +59,9 @@ def _check_failed(job, workers: list[int]) -> None:
     assert summary["completed"] == summary["iterations"]
 
 
+# CRC's kills: test_a_scattered_and_pulled_run_survives_kills (the model scattered, pulled)
 EXACT = [
     ("frc", {"name": "frc", "params": {"n": 4, "s": 1}}, 5, [(1, 3)]),
-    ("crc", {"name": "crc", "params": {"n": 5, "s": 2}}, 6, [(0, 2), (3, 4)]),
     ("ye-abbe-m2", {"name": "ye-abbe", "params": {"n": 4, "d": 3, "s": 1, "m": 2}}, 5, [(2, 3)]),
     ("binary", {"name": "binary", "params": {"n": 5, "s": 1}}, 6, [(4, 2)]),
     (

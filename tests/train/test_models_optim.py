@@ -10,6 +10,7 @@ import pytest
 from scipy import sparse
 
 from gradcode.models import LinearRegression, LogisticRegression, build
+from gradcode.models.logistic import roc_auc
 from gradcode.optim import Constant, GradientDescent, Inverse, Nesterov, TandonAccelerated
 
 
@@ -82,6 +83,21 @@ def quadratic_system(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 def quadratic(seed: int = 1):
     A, b = quadratic_system(seed)
     return (lambda theta: A.T @ (A @ theta - b)), np.linalg.norm(A, 2) ** 2
+
+
+def test_auc_is_scikit_learns_ties_included():
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        size = int(rng.integers(2, 200))
+        labels = np.where(np.arange(size) % 2 == 0, 1.0, -1.0)
+        rng.shuffle(labels)
+        # every other trial integer scores, so ties are many
+        scores = rng.integers(0, 5, size).astype(float) if trial % 2 else rng.standard_normal(size)
+        assert roc_auc(labels, scores) == pytest.approx(roc_auc_score(labels, scores), abs=1e-15)
+    assert roc_auc(np.array([-1.0, 1.0]), np.array([0.0, 1.0])) == 1.0
+    assert roc_auc(np.array([1.0, -1.0, 1.0]), np.array([2.0, 2.0, 0.0])) == 0.25
 
 
 def test_tandon_update_is_their_code_line_for_line():
