@@ -233,9 +233,11 @@ class DecodablePuller(Pulling):
 
     def _reset(self) -> None:
         self.pulled: list[Any] = []
+        self.enough = False  # ``decodable(pulled)``, asked once per key pulled
 
     def _needs(self, key: Any) -> bool:
-        if key in self.pulled or (self.pulled and self.decodable(self.pulled)):
+        if self.enough or key in self.pulled:
             return False
         self.pulled.append(key)
+        self.enough = self.decodable(self.pulled)
         return True
