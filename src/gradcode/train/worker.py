@@ -54,6 +54,7 @@ from gradcode.train.distribution import ModelAssembler, distribution_choice, sca
 from gradcode.train.nodelog import NodeLog
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.runtime import Links, RankContext
+from gradcode.train.stragglers import DrawnAhead
 from gradcode.train.transport import (
     Outbox,
     RelayStats,
@@ -125,7 +126,7 @@ class Worker:
         #: the parent died: nothing more comes from it, nothing more goes to it
         self.orphan = False
         self.adversary = self.worker in plan.config.adversaries.workers
-        self.delays = plan.delay_source()
+        self.delays = DrawnAhead(plan.delay_source())
         self.outbox = Outbox(links.up_comm, links.up_rank, failures=self.failures)
         self.forwards = SendSet(self.failures)
         self.port: ResultPort | None = None
@@ -190,6 +191,7 @@ class Worker:
                     self._send_done()
             interval = poll if self._listening() else STALE_CHECK
             if self._quiet(clock()):
+                self._draw_ahead()
                 self._await(self._next_event(), interval)
             else:
                 nap(self._next_event(), interval)
@@ -212,6 +214,17 @@ class Worker:
             return False
         job = self.job
         return job is None or job.next_partition == len(self.parts) or job.wake > now
+
+    def _draw_ahead(self) -> None:
+        """Once this iteration's messages are out, draw the next iteration's delays while
+        waiting for its model (``DrawnAhead``)."""
+        job = self.job
+        if (
+            job is not None
+            and job.next_partition == len(self.parts)
+            and self.outbox.next_event() is None
+        ):
+            self.delays.draw(self.latest + 1)
 
     def _await(self, deadline: float | None, interval: float) -> None:
         """Nap in steps of ``interval`` until ``deadline`` or until the parent (with scatter,
