@@ -190,8 +190,8 @@ class Worker:
                 if self.forwards.idle():
                     self._send_done()
             interval = poll if self._listening() else STALE_CHECK
+            self._draw_ahead()
             if self._quiet(clock()):
-                self._draw_ahead()
                 self._await(self._next_event(), interval)
             else:
                 nap(self._next_event(), interval)
@@ -216,14 +216,15 @@ class Worker:
         return job is None or job.next_partition == len(self.parts) or job.wake > now
 
     def _draw_ahead(self) -> None:
-        """Once this iteration's messages are out, draw the next iteration's delays while
-        waiting for its model (``DrawnAhead``)."""
-        job = self.job
-        if (
-            job is not None
-            and job.next_partition == len(self.parts)
-            and self.outbox.next_event() is None
-        ):
+        """Once this iteration's messages are out (delivered, none held for a pull, nothing of
+        a next model arriving: a large send needs this rank's progress), draw the next
+        iteration's delays while waiting for its model (``DrawnAhead``)."""
+        job, outbox = self.job, self.outbox
+        if job is None or self.stopping or job.held or not outbox.idle():
+            return
+        if self.assembler is not None and self.assembler.assembling:
+            return
+        if job.sent_up if self.tree else job.next_partition == len(self.parts):
             self.delays.draw(self.latest + 1)
 
     def _await(self, deadline: float | None, interval: float) -> None:
