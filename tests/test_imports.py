@@ -74,3 +74,32 @@ def test_only_the_entry_points_import_the_command_line():
     assert importers == ["__main__.py"]
     for module in SUBCOMMANDS:
         assert callable(__import__(module, fromlist=["add_parser"]).add_parser)
+
+
+def test_a_rank_on_dense_data_never_imports_scipy_or_the_downloader(tmp_path):
+    """Twenty MPI ranks import on two cores: SciPy alone would cost a job 2.6 s
+    (``gradcode.sparsity``), the downloader's urllib and the version lookup 1.5 s more."""
+    from tests.helpers.data import small_logistic
+
+    data = small_logistic(tmp_path / "data")
+    script = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import gradcode.train.run\n"
+        "from gradcode.data import load_prepared\n"
+        "from gradcode.models import build\n"
+        "import gradcode\n"
+        f"prepared = load_prepared({str(data)!r})\n"
+        "model = build('logistic')\n"
+        "theta = np.zeros(prepared.X_train.shape[1])\n"
+        "model.partial_gradient(prepared.X_train, prepared.y_train, theta)\n"
+        "from gradcode.codes import build as code\n"
+        "c = code('frc', n=4, s=1)\n"
+        "loaded = [m for m in ('scipy', 'urllib.request', 'http.client') if m in sys.modules]\n"
+        "print(loaded, gradcode.__version__)\n"
+        "sys.exit(1 if loaded else 0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

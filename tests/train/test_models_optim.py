@@ -62,6 +62,19 @@ def test_logistic_gradient_does_not_overflow_on_large_margins():
     assert gradient[0] == pytest.approx(1000.0)  # only the misclassified row contributes
 
 
+def test_expit_is_scipys_within_two_units_in_the_last_place():
+    from scipy.special import expit as scipy_expit
+
+    from gradcode.models.logistic import expit
+
+    rng = np.random.default_rng(3)
+    edges = [0.0, -0.0, 1e-300, 36.0, -36.0, 709.0, -709.0, 710.0, -746.0, np.inf, -np.inf]
+    z = np.concatenate([rng.normal(0, 1, 10**5), rng.uniform(-800, 800, 10**5), edges])
+    ours, theirs = expit(z), scipy_expit(z)
+    assert np.all(np.abs(ours - theirs) <= 2 * np.spacing(np.maximum(ours, theirs)))
+    assert np.array_equal(ours[-len(edges) :], theirs[-len(edges) :])
+
+
 def test_metrics_of_the_papers():
     X, y, theta = problem("logistic")
     metrics = LogisticRegression().metrics(theta, theta * 0.5, X, y, None)

@@ -53,9 +53,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.linalg.blas import daxpy as _daxpy
 
-from gradcode.blas import single_threaded_blas
+from gradcode.blas import daxpy, single_threaded_blas
 from gradcode.codes.completion import CompletionRule
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
@@ -650,7 +649,7 @@ def _linear_combination(
         elif coefficient == 1.0:
             np.add(out, vector, out=out)
         else:
-            _daxpy(vector, out, a=float(coefficient))
+            daxpy(vector, out, float(coefficient))
     if not started:
         out.fill(0.0)
     return out

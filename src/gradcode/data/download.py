@@ -13,18 +13,18 @@ and checked.
 
 from __future__ import annotations
 
+# the recipes and urllib load where a download runs: `gradcode.data` imports this module, and
+# every MPI rank imports `gradcode.data` to read its prepared set
 import contextlib
 import hashlib
 import os
 import shutil
 import tempfile
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 
 from gradcode.atomic import atomic_file
-from gradcode.data import amazon, gisette
 from gradcode.data.errors import DataError, OptionError
 
 OPENML_AMAZON_ID = 4135
@@ -69,6 +69,8 @@ def amazon_csv(bunch: object) -> bytes:
 
     Nominal features (returned by OpenML as category indices) are mapped back to their values.
     """
+    from gradcode.data import amazon
+
     names = list(bunch.feature_names)
     categories = getattr(bunch, "categories", None) or {}
     missing = [c for c in amazon.COLUMNS if c not in names]
@@ -94,6 +96,8 @@ def amazon_csv(bunch: object) -> bytes:
 def download_amazon(to: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
     """Fetch OpenML 4135 and write ``to/train.csv`` if it is byte-identical to Kaggle's."""
     from sklearn import datasets
+
+    from gradcode.data import amazon
 
     to = Path(to)
     published = amazon.PUBLISHED["train.csv"]
@@ -122,6 +126,10 @@ def download_amazon(to: str | os.PathLike[str], *, overwrite: bool = False) -> l
 
 def download_gisette(to: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
     """Fetch the five UCI GISETTE files into ``to``, each checked by its published sha256."""
+    import urllib.request
+
+    from gradcode.data import gisette
+
     to = Path(to)
     with tempfile.TemporaryDirectory(prefix="gradcode-gisette-") as scratch:
         fetched: dict[str, bytes | Path] = {}

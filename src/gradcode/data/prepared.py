@@ -26,16 +26,20 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
-from scipy import sparse
 
 from gradcode.data import provenance
 from gradcode.data.errors import DataError
 from gradcode.data.io import atomic_directory, sha256_file, write_npz, write_text
+from gradcode.sparsity import is_sparse
 
-Matrix = sparse.csr_array | np.ndarray
+if TYPE_CHECKING:
+    from scipy import sparse
+
+# SciPy only where a set is sparse: a rank on dense data never imports it (gradcode.sparsity)
+Matrix: TypeAlias = "sparse.csr_array | np.ndarray"
 
 
 @dataclass
@@ -130,8 +134,10 @@ class PreparedData:
 def canonical(matrix: Matrix) -> Matrix:
     """C-contiguous float64 for dense arrays; for sparse ones CSR with float64 data, sorted
     indices and no duplicates (stored with int32 indices and int64 indptr)."""
-    if not sparse.issparse(matrix):
+    if not is_sparse(matrix):
         return np.ascontiguousarray(matrix, dtype=np.float64)
+    from scipy import sparse
+
     csr = sparse.csr_array(matrix, dtype=np.float64)
     csr.sum_duplicates()
     csr.sort_indices()
@@ -153,6 +159,8 @@ def _matrix_arrays(key: str, matrix: Matrix, storage: str) -> dict[str, np.ndarr
 def _load_matrix(arrays: Any, key: str, storage: str) -> Matrix:
     if storage == "dense":
         return arrays[key]
+    from scipy import sparse
+
     shape = tuple(int(v) for v in arrays[f"{key}_shape"])
     return sparse.csr_array(
         (arrays[f"{key}_data"], arrays[f"{key}_indices"], arrays[f"{key}_indptr"]), shape=shape
@@ -161,7 +169,7 @@ def _load_matrix(arrays: Any, key: str, storage: str) -> Matrix:
 
 def storage_of(matrix: Matrix) -> str:
     """``"csr"`` for sparse matrices, ``"dense"`` for arrays."""
-    return "csr" if sparse.issparse(matrix) else "dense"
+    return "csr" if is_sparse(matrix) else "dense"
 
 
 def write_prepared(

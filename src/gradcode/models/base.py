@@ -6,7 +6,8 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import sparse
+
+from gradcode.sparsity import is_sparse
 
 Matrix = Any  # scipy.sparse CSR array/matrix or a dense float64 ndarray
 
@@ -18,7 +19,7 @@ def matvec(X: Matrix, theta: np.ndarray) -> np.ndarray:
 
 def rmatvec(X: Matrix, residual: np.ndarray) -> np.ndarray:
     """``X.T @ residual`` as a float64 ndarray ``(p,)``."""
-    if sparse.issparse(X):
+    if is_sparse(X):
         return np.asarray(X.T @ residual, dtype=np.float64).reshape(-1)
     return residual @ X
 
