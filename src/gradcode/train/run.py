@@ -280,14 +280,16 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
     from gradcode.train.worker import Worker
 
     code = ctx.plan.code
-    if ctx.plan.topology == "tree":
-        links = tree_links(world, cast(TreeCode, code))
+    tree = cast(TreeCode, code) if ctx.plan.topology == "tree" else None
+    if ctx.rank == 0 or (tree is not None and not tree.is_leaf(ctx.worker)):
+        # this rank decodes or reduces its children's messages: the BLAS that combines them
+        # loads before the links are made (collective), so that no rank starts iterating
+        # while another is still loading it
+        load_daxpy()
+    if tree is not None:
+        links = tree_links(world, tree)
     else:
         links = flat_links(world, ctx.plan.workers)
-    if links.children:
-        # this rank decodes or reduces its children's messages: the BLAS that combines them
-        # loads now, not inside the first timed iteration
-        load_daxpy()
     if session is None:
         if ctx.rank > ctx.plan.workers:
             run_spare(ctx, links)
