@@ -67,7 +67,7 @@ from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
 from gradcode.train.spares import Replacements
-from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
+from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet
 
 #: seconds between the master's questions to MPI about failed ranks while it waits
 FAILURE_POLL = 0.02
@@ -350,7 +350,7 @@ class Master:
             self.sends.pump()
             self._check_failures(t, ask=True)
             upcoming = self.port.next_event()
-            nap(deadline if upcoming is None else min(upcoming, deadline), ctx.poll)
+            self.port.wait(deadline if upcoming is None else min(upcoming, deadline), ctx.poll)
         self._collecting = False
         if covered is not None:  # the record's ``covered``: every chunk the master sent to all
             covered = sorted(set(covered) | set(self._covered_late))

@@ -148,6 +148,32 @@ class ResultPort:
             ready.append(self._queue.popleft())
         return ready
 
+    def wait(self, until: float | None, poll: float) -> None:
+        """Nap in steps of ``poll`` until a receive completes or ``until`` (``None``: one step),
+        testing the posted receives and nothing else between naps.
+
+        A master spends most of an iteration here, waking every ``poll`` on cores the
+        workers share: one ``Testsome`` a wake instead of its whole loop (n = 20 on two
+        cores: the master's loop cost 26 us of CPU a wake, 5.4 ms an iteration, of which
+        ``Testsome`` itself is 2.3 us). With ``failures`` the port tests one receive at a time
+        (``poll``), so this only naps once.
+        """
+        if self.failures is not None:
+            nap(until, poll)
+            return
+        requests, statuses = self._requests, self._statuses
+        while True:
+            done = MPI.Request.Testsome(requests, statuses)
+            if done:
+                now = clock()
+                for j, index in enumerate(done):
+                    self._take(index, statuses[j], now, now)
+                return
+            wait = poll if until is None else min(poll, until - clock())
+            if wait <= 0:
+                return
+            time.sleep(wait)
+
     def _poll_some(self, now: float) -> None:
         # MPICH's progress engine completes about one incoming message per call: keep calling
         # while calls complete something (measured: 20 results took 20 sleeps, now one)
@@ -332,6 +358,8 @@ class Outbox:
 
     def drop_before(self, iteration: int, now: float) -> None:
         """Skip queued messages of iterations before ``iteration`` (stale work is not sent)."""
+        if not self._queue:
+            return
         kept = deque(item for item in self._queue if item.iteration >= iteration)
         if len(kept) != len(self._queue):
             self._queue = kept
@@ -372,7 +400,10 @@ class SendSet:
         if not self._pending:
             return
         if self.failures is None:
-            self._pending = [(r, b) for r, b in self._pending if not r.Test()]
+            # one call for all: testing each send was 20 calls a wake at n = 20, while the
+            # workers start; a ``Testall`` that finds some incomplete modifies none
+            if MPI.Request.Testall([request for request, _ in self._pending]):
+                self._pending = []
             return
         kept = []
         for request, buffer in self._pending:
