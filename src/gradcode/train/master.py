@@ -67,7 +67,7 @@ from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
 from gradcode.train.spares import Replacements
-from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet
+from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
 
 #: seconds between the master's questions to MPI about failed ranks while it waits
 FAILURE_POLL = 0.02
@@ -350,7 +350,13 @@ class Master:
             self.sends.pump()
             self._check_failures(t, ask=True)
             upcoming = self.port.next_event()
-            self.port.wait(deadline if upcoming is None else min(upcoming, deadline), ctx.poll)
+            until = deadline if upcoming is None else min(upcoming, deadline)
+            if self.sends.pending():
+                # sends in flight need MPICH's progress, which every ``Test`` of ``pump``
+                # drives: the whole loop until they are out, only then the port's quiet wait
+                nap(until, ctx.poll)
+            else:
+                self.port.wait(until, ctx.poll)
         self._collecting = False
         if covered is not None:  # the record's ``covered``: every chunk the master sent to all
             covered = sorted(set(covered) | set(self._covered_late))

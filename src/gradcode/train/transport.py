@@ -152,11 +152,11 @@ class ResultPort:
         """Nap in steps of ``poll`` until a receive completes or ``until`` (``None``: one step),
         testing the posted receives and nothing else between naps.
 
-        A master spends most of an iteration here, waking every ``poll`` on cores the
-        workers share: one ``Testsome`` a wake instead of its whole loop (n = 20 on two
-        cores: the master's loop cost 26 us of CPU a wake, 5.4 ms an iteration, of which
-        ``Testsome`` itself is 2.3 us). With ``failures`` the port tests one receive at a time
-        (``poll``), so this only naps once.
+        A master spends most of an iteration here once its sends are out, waking every
+        ``poll`` on cores the workers share: one ``Testsome`` a wake instead of its whole loop
+        (n = 20 on two cores: the master's loop cost 26 us of CPU a wake, 5.4 ms an
+        iteration, of which ``Testsome`` itself is 2.3 us). With ``failures`` the port tests
+        one receive at a time (``poll``), so this only naps once.
         """
         if self.failures is not None:
             nap(until, poll)
@@ -400,10 +400,9 @@ class SendSet:
         if not self._pending:
             return
         if self.failures is None:
-            # one call for all: testing each send was 20 calls a wake at n = 20, while the
-            # workers start; a ``Testall`` that finds some incomplete modifies none
-            if MPI.Request.Testall([request for request, _ in self._pending]):
-                self._pending = []
+            # a ``Test`` per send, not one ``Testall``: each call drives MPICH's progress,
+            # which sends in flight need (scattered pieces on the emulated cluster)
+            self._pending = [(r, b) for r, b in self._pending if not r.Test()]
             return
         kept = []
         for request, buffer in self._pending:
