@@ -94,8 +94,8 @@ def _in_rounds(
     noisy spell of the machine land on one of them only: n = 40, m = 9 measured 1.39-2.43 in
     four whole runs, from the same decode measured 2.3-3.0 ms and 3.6-4.3 ms in one process.
     """
-    samples: dict[str, list[float]] = {name: [] for name in (*calls, "ratio", "tight")}
-    samples["ratio_apart"] = []
+    ratios = ("ratio", "tight", "ratio_apart")
+    samples: dict[str, list[float]] = {name: [] for name in (*calls, *ratios)}
     for _ in range(rounds):
         got = {name: median_time(call, repeats) for name, call in calls.items()}
         decode, written = got.get("decode", got["apart"]), got.get("written", 0.0)

@@ -287,8 +287,8 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
         # while another is still loading it
         load_daxpy()
     # the others wait asleep: inside MPICH's collective they would spin and take the cores
-    # from the loading ranks (n = 20 on two cores: the first iteration began 2.5 s after the
-    # session, 0.5 s before the load was moved here)
+    # from the loading ranks (n = 20 on two cores: the first iteration ended 2.9-3.1 s after
+    # the session began, 0.7 s without the spinning)
     quiet_barrier(world, IDLE_POLL)
     if tree is not None:
         links = tree_links(world, tree)

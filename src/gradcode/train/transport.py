@@ -149,8 +149,8 @@ class ResultPort:
         return ready
 
     def wait(self, until: float | None, poll: float) -> None:
-        """Nap in steps of ``poll`` until a receive completes or ``until`` (``None``: one step),
-        testing the posted receives and nothing else between naps.
+        """Nap in steps of ``poll`` until a receive completes or ``until`` (``None``: until a
+        receive completes), testing the posted receives and nothing else between naps.
 
         A master spends most of an iteration here once its sends are out, waking every
         ``poll`` on cores the workers share: one ``Testsome`` a wake instead of its whole loop
