@@ -16,7 +16,6 @@ from gradcode.timing import TIMING_MODELS, LinksModel, model_from_spec
 from gradcode.timing.links import (
     GreedyPulls,
     Pulls,
-    child_pulls,
     fair_finish,
     fair_shares,
     message_time,
@@ -307,7 +306,7 @@ def test_a_tree_parent_pulls_only_the_children_its_rule_needs(latency):
     assert (pushed.messages[0], pulled.messages[0]) == (8, 4)
     notices = np.array([[0.0, 1, 2, 3, 9, 4, 5, 6]])
     # by the declared rule: the first of every pair
-    by_rule = child_pulls(code, MASTER).select(notices)
+    by_rule = Pulls.of(code, MASTER).select(notices)
     assert np.flatnonzero(by_rule[0]).tolist() == [0, 2, 5, 6]
     # without one: by notice, until those pulled decode (the last leaf is never asked)
     leaves = tuple(code.children(MASTER))

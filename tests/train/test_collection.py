@@ -10,13 +10,12 @@ import yaml
 
 from gradcode.codes import build
 from gradcode.codes.tree import MASTER
+from gradcode.topology.tree import spared_children
 from gradcode.train.collection import (
     DecodablePuller,
     Puller,
     choose,
-    master_puller,
-    spared_children,
-    tree_puller,
+    collector_puller,
 )
 from gradcode.train.config import ConfigError, load_config
 from gradcode.train.plan import build_plan
@@ -84,7 +83,7 @@ def test_a_tree_pulls_where_some_parent_decodes_without_a_child():
     assert _choose("auto", tree, links_stated=False).way == "push"
     assert _choose("auto", tree, tolerant=True).way == "push"
     wide = build("coded-reduce", n=4, L=1, s=1)  # the master needs one of {0, 1}, one of {2, 3}
-    by_rule = tree_puller(wide, MASTER)  # the code declares its rule: the first of each pair
+    by_rule = collector_puller(wide, MASTER)  # the code declares its rule: the first of each pair
     assert [by_rule.wants(child) for child in (0, 1, 3, 2)] == [True, False, True, False]
     # without a declared rule: asked while those asked do not decode
     by_notice = DecodablePuller(partial(wide.children_decodable, MASTER))
@@ -98,14 +97,14 @@ def test_a_tree_pulls_where_some_parent_decodes_without_a_child():
 def test_a_code_without_a_rule_is_pulled_while_what_it_pulled_does_not_decode():
     binary = build("binary", n=4, s=1)  # decodes from {0, 2}, {1, 3} and any three
     assert binary.completion_rule() is None
-    puller = master_puller(binary)
+    puller = collector_puller(binary)
     keys = binary.all_message_keys()
     assert [puller.wants(keys[i]) for i in (0, 1, 2, 3)] == [True, True, True, False]
     puller.start()
     assert [puller.wants(keys[i]) for i in (0, 2, 1, 3)] == [True, True, False, False]
     puller.widen()
     assert puller.wants(keys[1])
-    assert isinstance(master_puller(build("frc", n=4, s=1)), Puller)
+    assert isinstance(collector_puller(build("frc", n=4, s=1)), Puller)
 
 
 def test_an_impossible_pull_is_refused_where_the_run_is_planned(tmp_path, logistic_data):

@@ -38,7 +38,7 @@ def test_minimal_run_gets_the_documented_defaults():
     assert config.checkpoint.every == 0 and config.log.metrics_every == 1
     assert config.bandwidth is None
     plan = build_plan(config)
-    assert (plan.topology, plan.workers, plan.partitions, plan.world_size) == ("flat", 4, 4, 5)
+    assert (plan.topology.name, plan.workers, plan.partitions, plan.world_size) == ("flat", 4, 4, 5)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,8 @@ def test_bad_configuration_is_one_line_naming_the_key(change, expected):
 def test_ring_cannot_lose_a_worker_and_needs_n_plus_one_ranks():
     ring = minimal(scheme={"name": "ring-allreduce", "params": {"n": 3}})
     plan = build_plan(parse_config(ring))
-    assert (plan.topology, plan.world_size, plan.ring_implementation) == ("ring", 4, "explicit")
+    implementation = plan.scheme_params()["implementation"]
+    assert (plan.topology.name, plan.world_size, implementation) == ("ring", 4, "explicit")
     assert "ring-allreduce cannot finish" in error_of(ring | {"stragglers": {"persistent": [1]}})
     with pytest.raises(ConfigError, match=r"needs n \+ 1 = 4 MPI ranks \(got 5\)"):
         check_world(plan, 5)
@@ -114,7 +115,7 @@ def test_tree_counts_its_nodes():
     plan = build_plan(
         parse_config(minimal(scheme={"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}}))
     )
-    assert (plan.topology, plan.workers, plan.world_size) == ("tree", 6, 7)
+    assert (plan.topology.name, plan.workers, plan.world_size) == ("tree", 6, 7)
 
 
 def test_l2_one_over_n_resolves_against_the_training_rows():

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from gradcode.codes import build
+from gradcode.topology import topology_named
 from gradcode.train.config import load_config
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
     ModelAssembler,
     choose,
-    isend_seconds,
     scatter_pieces,
 )
 from gradcode.train.reference import serial_trajectory
@@ -96,43 +96,39 @@ def test_a_slow_chunk_is_covered_for_a_while_and_a_silent_workers_from_its_silen
 
 def test_auto_scatters_only_where_the_links_say_it_is_faster():
     links = {"master_rate": 25e6, "worker_rate": 12.5e6}
-    common = {"features": 125_000, "topology": "flat", "tolerant": False}
-    chosen = choose("auto", workers=8, **links, **common)
+    common = {"features": 125_000, "tolerant": False}
+    flat8, flat3, flat2 = (build("uncoded", n=n) for n in (8, 3, 2))
+    chosen = choose("auto", flat8, **links, **common)
     assert chosen.way == "scatter"
     assert chosen.predicted["isend"] == pytest.approx(8 * 8 * 125_001 / 25e6)
-    assert choose("auto", workers=8, master_rate=None, worker_rate=None, **common).way == "isend"
-    assert choose("auto", workers=3, **links, **common).way == "isend"
+    assert choose("auto", flat8, master_rate=None, worker_rate=None, **common).way == "isend"
+    assert choose("auto", flat3, **links, **common).way == "isend"
     # the master's port much faster than a worker's link: n copies beat a relay
-    fast = choose("auto", workers=8, master_rate=1e9, worker_rate=1e6, **common)
+    fast = choose("auto", flat8, master_rate=1e9, worker_rate=1e6, **common)
     assert fast.way == "isend"
-    assert choose("scatter", workers=8, **links, **{**common, "topology": "ring"}).way == "isend"
+    ring = build("ring-allreduce", n=8)
+    assert choose("scatter", ring, **links, **common).way == "isend"
     # a flat code's dead worker's chunk is covered by the master; a tree's is not scattered
-    assert choose("auto", workers=8, **links, **{**common, "tolerant": True}).way == "scatter"
+    assert choose("auto", flat8, **links, **{**common, "tolerant": True}).way == "scatter"
     tree = build("coded-reduce", n=8, L=1, s=1)
-    tolerant_tree = {**common, "tolerant": True, "topology": "tree", "tree": tree}
-    assert choose("scatter", workers=8, **links, **tolerant_tree).way == "isend"
-    assert choose("scatter", workers=2, master_rate=None, worker_rate=None, **common).way == (
-        "scatter"
-    )
-    assert choose("isend", workers=8, **links, **common).way == "isend"
+    assert choose("scatter", tree, **links, **{**common, "tolerant": True}).way == "isend"
+    assert choose("scatter", flat2, master_rate=None, worker_rate=None, **common).way == ("scatter")
+    assert choose("isend", flat8, **links, **common).way == "isend"
 
 
 def test_a_trees_isend_stores_and_forwards_a_copy_per_child_at_every_level():
+    copies = topology_named("tree").copies_seconds
     size, master, worker = 1e6, 25e6, 12.5e6
     wide, deep = build("coded-reduce", n=8, L=1, s=1), build("coded-reduce", n=2, L=3, s=1)
-    assert isend_seconds(size, 8, master, worker, wide) == pytest.approx(8 * size / master)
-    assert isend_seconds(size, 14, master, worker, deep) == pytest.approx(
+    assert copies(wide, size, master, worker) == pytest.approx(8 * size / master)
+    assert copies(deep, size, master, worker) == pytest.approx(
         2 * size / master + 2 * 2 * size / worker
     )
     common = {"features": 125_000, "master_rate": master, "worker_rate": worker}
     for tree in (wide, deep):
-        chosen = choose(
-            "auto", workers=tree.n, topology="tree", tolerant=False, tree=tree, **common
-        )
+        chosen = choose("auto", tree, tolerant=False, **common)
         assert chosen.way == "scatter"
-        assert chosen.predicted["isend"] == pytest.approx(
-            isend_seconds(8 * 125_001, tree.n, master, worker, tree)
-        )
+        assert chosen.predicted["isend"] == pytest.approx(copies(tree, 8 * 125_001, master, worker))
 
 
 @pytest.mark.mpi

@@ -35,6 +35,7 @@ from gradcode.figures.cluster import floor_comparison, message_transfers, predic
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.timing.links import FLOAT, message_time
+from gradcode.topology import topology_of
 from gradcode.train.config import load_config
 from gradcode.train.experiment import load_experiment
 from gradcode.train.log import read_log
@@ -75,9 +76,10 @@ for run in records:
             ]
         ),
     }
-    if code.capabilities.topology in ("flat", "tree"):
+    topology = topology_of(code)
+    if topology.collects_results:
         result["floor"] = np.array([link_floor(code, r, links, features).total for r in log])
-    if code.capabilities.topology == "flat":
+    if topology.direct:
         result["after_download"] = np.array(
             [predicted_after_download(code, r, links, features, collection=got) for r in log]
         )
@@ -85,9 +87,10 @@ for run in records:
         result["transfer"] = np.concatenate([p[0] for p in pairs])
         result["transfer_model"] = np.concatenate([p[1] for p in pairs])
     steps = [m.get("step_time", 0.0) for r in log for m in r["messages"]]
-    if code.capabilities.topology == "ring" and any(steps):
+    ring = topology.ring(code)
+    if ring is not None and any(steps):
         # the explicit ring: each worker's time over its 2 (N - 1) steps, per step
-        result["step"] = np.array(steps) / code.rounds()
+        result["step"] = np.array(steps) / ring.rounds()
     results[run.short_name] = result
 order = [name for name in ("UMW", "GC", "SGD", "RAR", "RAR-mpi", "CR") if name in results]
 order += sorted(set(results) - set(order))

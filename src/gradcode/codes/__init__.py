@@ -13,6 +13,7 @@ from gradcode.codes.base import (
 )
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.registry import available, build, register, scheme_class
+from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import MASTER, TreeCode
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "LinearCode",
     "NotDecodableError",
     "Pattern",
+    "RingCode",
     "TreeCode",
     "available",
     "build",

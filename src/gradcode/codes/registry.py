@@ -9,6 +9,8 @@ import inspect
 from typing import Any
 
 from gradcode.codes.base import Capabilities, GradientCode
+from gradcode.codes.ring import RING_METHODS
+from gradcode.codes.tree import TreeCode
 from gradcode.errors import ParameterError, UnknownNameError
 from gradcode.plugins import CODES_GROUP, LazyPlugins
 
@@ -48,6 +50,9 @@ def class_problem(name: str, cls: object) -> str | None:
         return f"{cls.__name__} does not implement {missing}"
     if not isinstance(cls.capabilities, Capabilities):
         return f"{cls.__name__}.capabilities is not a gradcode.codes.Capabilities"
+    disagreement = topology_problem(cls)
+    if disagreement:
+        return disagreement
     try:
         signature = inspect.signature(cls)
     except (TypeError, ValueError) as error:
@@ -63,6 +68,21 @@ def class_problem(name: str, cls: object) -> str | None:
                 f"bad signature {cls.__name__}{signature}: *{parameter.name} cannot be given "
                 "by keyword"
             )
+    return None
+
+
+def topology_problem(cls: type[GradientCode]) -> str | None:
+    """Where ``cls``'s declared topology and its class disagree (``None``: they agree): a
+    ``tree`` code is a ``TreeCode`` and a ``TreeCode`` declares ``tree``; a ``ring`` code
+    offers ``RingCode``'s schedule."""
+    declared = cls.capabilities.topology
+    if issubclass(cls, TreeCode) != (declared == "tree"):
+        kind = "is" if issubclass(cls, TreeCode) else "is not"
+        return f"{cls.__name__} {kind} a TreeCode but declares topology {declared!r}"
+    if declared == "ring":
+        missing = [name for name in RING_METHODS if not callable(getattr(cls, name, None))]
+        if missing:
+            return f"{cls.__name__} declares topology 'ring' but has no {', '.join(missing)}"
     return None
 
 
@@ -132,6 +152,9 @@ def scheme_class(name: str) -> type[GradientCode]:
 def build(name: str, **params: Any) -> GradientCode:
     """Construct scheme ``name`` with ``params``; invalid parameters raise ``ValueError``."""
     cls = scheme_class(name)
+    disagreement = topology_problem(cls)
+    if disagreement:
+        raise ParameterError(f"{name}: {disagreement}")
     try:
         return cls(**params)
     except TypeError as error:

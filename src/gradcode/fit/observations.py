@@ -55,15 +55,17 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from gradcode.codes import GradientCode, build
+from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.fit.replay import TreeIterations
 from gradcode.timing.tree import tree_outcome
+from gradcode.topology import TopologyVisitor, topology_named, topology_of
 from gradcode.train.log import LOG_FILE, SUMMARY_FILE
 from gradcode.train.nodelog import NODES_FILE, read_nodes
 from gradcode.train.timings import implied_iteration_time, logged_key, message_index
@@ -165,10 +167,16 @@ class RunObservations:
     tree: TreeIterations | None = None
 
     @property
+    def direct(self) -> bool:
+        """Whether every result went straight from its worker to the master
+        (``Topology.direct``: a flat run)."""
+        return topology_named(self.topology).direct
+
+    @property
     def separable(self) -> bool:
         """Whether ``X1`` and ``X2`` are observed apart (tree and ring runs): ``threshold``
         then censors the computation alone and ``comm`` is complete wherever it is finite."""
-        return self.topology != "flat"
+        return not self.direct
 
 
 def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
@@ -178,17 +186,12 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
     summary = _read_json(path / SUMMARY_FILE)
     records = _read_log(path / LOG_FILE)
     where = str(path)
-    topology = summary.get("topology", "flat")
     try:
         code = build(summary["scheme"], **summary["scheme_params"])
     except (KeyError, ValueError) as error:
         raise ObservationError(
             f"{where}/{SUMMARY_FILE}: cannot rebuild the code ({error})"
         ) from None
-    config = summary.get("config", {})
-    one_clock = bool(summary.get("transfer_timing", {}).get("comparable", False))
-    stragglers = config.get("stragglers") or {}
-    silent = [(e["worker"], e["iteration"]) for e in (config.get("faults") or {}).get("silent", [])]
     kept = [r for r in records if r.get("iteration", 0) >= skip]
     if not kept:
         raise ObservationError(
@@ -201,101 +204,151 @@ def read_run(directory: str | Path, *, skip: int = 1) -> RunObservations:
             f"{where}: its results were pulled (runtime.collection: pull), so the workers the "
             "master did not need sent no message to time; fit runs with runtime.collection: push"
         )
-    if topology == "tree":
-        return _tree_run(where, summary, code, kept, dict(stragglers))
-    if topology == "ring":
-        return _ring_run(where, summary, code, kept, dict(stragglers))
-    injected_any = any(m.get("injected_comm", 0.0) > 0 for r in kept for m in r.get("messages", []))
-    comm_observed = one_clock or injected_any
-    per_worker = tuple(WorkerObservations() for _ in range(code.n))
-    overhead, measured = [], []
-    rates: list[list[float]] = [[] for _ in range(code.n)]
-    received: list[list[float]] = [[] for _ in range(code.n)]
-    downloads: list[float] = []
-    orders: list[list[float]] = []
-    finish: list[float] = []
-    model_bytes = MODEL_FLOAT_BYTES * (int(summary.get("data", {}).get("features", 0)) + 1)
-    firsts = [code.message_keys(i)[0] for i in range(code.n)]
-    subsets = [code.data_fraction(key) * code.n for key in firsts]
-    fraction = 1.0 / code.m
-    for record in kept:
-        t = int(record["iteration"])
-        messages = {logged_key(m["key"]): m for m in record.get("messages", [])}
-        lost = set(record.get("failed", [])) | set(
-            (record.get("injected") or {}).get("persistent", [])
-        )
-        lost |= {worker for worker, since in silent if since <= t}
-        starts = [m["started"] for m in messages.values()] if one_clock else []
-        latest_start = max(starts, default=0.0)
-        if latest_start > 0:
-            copies = code.n - len(lost)
-            downloads.append(copies * model_bytes / latest_start)
-            by_worker = {m["worker"]: m["started"] for m in messages.values()}
-            if len(by_worker) == code.n:
-                orders.append(sorted(by_worker.values()))
-        wait = float(record["wait_time"])
-        finish.append(float(record["iteration_time"]) - wait)
-        for worker in range(code.n):
-            if worker in lost:
-                continue
-            message = messages.get(firsts[worker])
-            obs = per_worker[worker]
-            obs.iteration.append(t)
-            obs.subsets.append(subsets[worker])
-            obs.fraction.append(fraction)
-            if message is None:
-                obs.threshold.append(max(wait - latest_start, 0.0))
-                obs.observed.append(False)
-                obs.compute.append(math.nan)
-                obs.comm.append(math.nan)
-                continue
-            start = message["started"] if one_clock else 0.0
-            obs.threshold.append(max(wait - start, 0.0))
-            obs.observed.append(True)
-            work = message["compute"] + message["injected_compute"]
-            obs.compute.append(work / subsets[worker])
-            obs.comm.append(_comm(message, work, one_clock, where, t) / fraction)
-            if one_clock:
-                received[worker].append(float(message["started"]))
-                if message.get("transfer"):
-                    rates[worker].append(message["bytes"] / message["transfer"])
-        completion = _completion(code, record, one_clock)
-        measured.append(float(record["iteration_time"]))
-        overhead.append(float(record["iteration_time"]) - completion)
-    return RunObservations(
-        directory=where,
-        scheme=summary["scheme"],
-        params=dict(summary["scheme_params"]),
-        workers=code.n,
-        one_clock=one_clock,
-        comm_observed=comm_observed,
-        iterations=len(kept),
-        per_worker=per_worker,
-        overhead=tuple(overhead),
-        measured=tuple(measured),
-        upload_rate=tuple(float(max(r)) if r else None for r in rates),
-        download_rate=float(np.median(downloads)) if downloads else None,
-        upload_seconds_per_byte=tuple(tuple(1.0 / rate for rate in r) for r in rates),
-        downloads=tuple(downloads),
-        distribution=str(summary.get("distribution", {}).get("way", "isend")),
-        model_received=tuple(float(np.median(r)) if r else None for r in received),
-        injected=dict(stragglers),
-        start_order=tuple(np.median(orders, axis=0).tolist()) if orders else None,
-        finish=tuple(finish),
-        features=int(summary.get("data", {}).get("features", 0)),
-        links=summary.get("communication", {}).get("mode") == "links",
-    )
+    return topology_of(code).accept(_Readers(where, summary, kept), code)
 
 
-def _tree_run(
+class _Readers(TopologyVisitor[RunObservations]):
+    """How the logs of each topology's runs are read (see the module docstring)."""
+
+    def __init__(self, where: str, summary: dict[str, Any], kept: list[dict[str, Any]]) -> None:
+        self.where, self.summary, self.kept = where, summary, kept
+        self.injected = dict(summary.get("config", {}).get("stragglers") or {})
+
+    def flat(self, code: GradientCode) -> RunObservations:
+        return _flat_run(self.where, self.summary, code, self.kept, self.injected)
+
+    def tree(self, code: TreeCode) -> RunObservations:
+        return _tree_run(self.where, self.summary, code, self.kept, self.injected)
+
+    def ring(self, code: RingCode) -> RunObservations:
+        assert isinstance(code, GradientCode)
+        return _ring_run(self.where, self.summary, code, self.kept, self.injected)
+
+
+@dataclass
+class _FlatReading:
+    """What ``_flat_run`` gathers over the iterations of a flat run."""
+
+    per_worker: tuple[WorkerObservations, ...]
+    overhead: list[float] = field(default_factory=list)
+    measured: list[float] = field(default_factory=list)
+    rates: list[list[float]] = field(default_factory=list)
+    received: list[list[float]] = field(default_factory=list)
+    downloads: list[float] = field(default_factory=list)
+    orders: list[list[float]] = field(default_factory=list)
+    finish: list[float] = field(default_factory=list)
+
+
+def _flat_run(
     where: str,
     summary: dict[str, Any],
     code: GradientCode,
     kept: list[dict[str, Any]],
     injected: dict[str, Any],
 ) -> RunObservations:
+    """A flat run's observations: every worker's first message, per iteration."""
+    config = summary.get("config", {})
+    one_clock = bool(summary.get("transfer_timing", {}).get("comparable", False))
+    silent = [(e["worker"], e["iteration"]) for e in (config.get("faults") or {}).get("silent", [])]
+    injected_any = any(m.get("injected_comm", 0.0) > 0 for r in kept for m in r.get("messages", []))
+    reading = _FlatReading(
+        per_worker=tuple(WorkerObservations() for _ in range(code.n)),
+        rates=[[] for _ in range(code.n)],
+        received=[[] for _ in range(code.n)],
+    )
+    model_bytes = MODEL_FLOAT_BYTES * (int(summary.get("data", {}).get("features", 0)) + 1)
+    for record in kept:
+        _read_flat_iteration(reading, record, code, silent, one_clock, model_bytes, where)
+    return RunObservations(
+        directory=where,
+        scheme=summary["scheme"],
+        params=dict(summary["scheme_params"]),
+        workers=code.n,
+        one_clock=one_clock,
+        comm_observed=one_clock or injected_any,
+        iterations=len(kept),
+        per_worker=reading.per_worker,
+        overhead=tuple(reading.overhead),
+        measured=tuple(reading.measured),
+        upload_rate=tuple(float(max(r)) if r else None for r in reading.rates),
+        download_rate=float(np.median(reading.downloads)) if reading.downloads else None,
+        upload_seconds_per_byte=tuple(tuple(1.0 / rate for rate in r) for r in reading.rates),
+        downloads=tuple(reading.downloads),
+        distribution=str(summary.get("distribution", {}).get("way", "isend")),
+        model_received=tuple(float(np.median(r)) if r else None for r in reading.received),
+        injected=injected,
+        start_order=tuple(np.median(reading.orders, axis=0).tolist()) if reading.orders else None,
+        finish=tuple(reading.finish),
+        features=int(summary.get("data", {}).get("features", 0)),
+        links=summary.get("communication", {}).get("mode") == "links",
+    )
+
+
+def _read_flat_iteration(
+    reading: _FlatReading,
+    record: dict[str, Any],
+    code: GradientCode,
+    silent: list[tuple[int, int]],
+    one_clock: bool,
+    model_bytes: int,
+    where: str,
+) -> None:
+    """One logged iteration of a flat run into ``reading``."""
+    t = int(record["iteration"])
+    firsts = [code.message_keys(i)[0] for i in range(code.n)]
+    subsets = [code.data_fraction(key) * code.n for key in firsts]
+    fraction = 1.0 / code.m
+    messages = {logged_key(m["key"]): m for m in record.get("messages", [])}
+    lost = set(record.get("failed", [])) | set((record.get("injected") or {}).get("persistent", []))
+    lost |= {worker for worker, since in silent if since <= t}
+    starts = [m["started"] for m in messages.values()] if one_clock else []
+    latest_start = max(starts, default=0.0)
+    if latest_start > 0:
+        copies = code.n - len(lost)
+        reading.downloads.append(copies * model_bytes / latest_start)
+        by_worker = {m["worker"]: m["started"] for m in messages.values()}
+        if len(by_worker) == code.n:
+            reading.orders.append(sorted(by_worker.values()))
+    wait = float(record["wait_time"])
+    reading.finish.append(float(record["iteration_time"]) - wait)
+    for worker in range(code.n):
+        if worker in lost:
+            continue
+        message = messages.get(firsts[worker])
+        obs = reading.per_worker[worker]
+        obs.iteration.append(t)
+        obs.subsets.append(subsets[worker])
+        obs.fraction.append(fraction)
+        if message is None:
+            obs.threshold.append(max(wait - latest_start, 0.0))
+            obs.observed.append(False)
+            obs.compute.append(math.nan)
+            obs.comm.append(math.nan)
+            continue
+        start = message["started"] if one_clock else 0.0
+        obs.threshold.append(max(wait - start, 0.0))
+        obs.observed.append(True)
+        work = message["compute"] + message["injected_compute"]
+        obs.compute.append(work / subsets[worker])
+        obs.comm.append(_comm(message, work, one_clock, where, t) / fraction)
+        if one_clock:
+            reading.received[worker].append(float(message["started"]))
+            if message.get("transfer"):
+                reading.rates[worker].append(message["bytes"] / message["transfer"])
+    completion = _completion(code, record, one_clock)
+    reading.measured.append(float(record["iteration_time"]))
+    reading.overhead.append(float(record["iteration_time"]) - completion)
+
+
+def _tree_run(
+    where: str,
+    summary: dict[str, Any],
+    tree: TreeCode,
+    kept: list[dict[str, Any]],
+    injected: dict[str, Any],
+) -> RunObservations:
     """A tree run's observations from its ``nodes.jsonl`` (see the module docstring)."""
-    tree = cast(TreeCode, code)
+    code = tree
     nodes = read_nodes(where)
     if not nodes:
         raise ObservationError(

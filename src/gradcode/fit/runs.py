@@ -306,8 +306,7 @@ def fit_runs(
     # the master's link is read off n copies of the model leaving it, and a worker's off its
     # least contended result: a scattered model (one copy, every worker at once) gives neither
     on_links = [
-        run.links and run.one_clock and run.topology == "flat" and run.distribution == "isend"
-        for run in runs
+        run.links and run.one_clock and run.direct and run.distribution == "isend" for run in runs
     ]
     if model == "auto":
         model = "shared-links" if all(on_links) else "master-worker"

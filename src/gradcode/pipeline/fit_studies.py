@@ -117,7 +117,7 @@ def collect_studies(config: Mapping[str, Any], runs: TrainingRuns) -> dict[str, 
                 known = ", ".join(sorted(runs.runs)) or "none"
                 raise ValueError(f"{where}.calibrate: no run {run!r} in the config ({known})")
             plan = runs.plan(run)
-            kinds.add("flat" if plan.topology == "flat" else "tree or ring")
+            kinds.add("flat" if plan.topology.direct else "tree or ring")
             if runs.runs[run][1].get("faults"):
                 raise ValueError(
                     f"{where}.calibrate: {run} has faults; calibrate on runs of a healthy cluster"

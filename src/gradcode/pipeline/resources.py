@@ -45,7 +45,6 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.train.plan import Plan
 
 MIB = 1024 * 1024
@@ -145,14 +144,7 @@ def worker_share_bytes(plan: Plan, shape: DataShape, worker: int) -> float:
 def incoming_messages(plan: Plan, rank: int) -> int:
     """Messages rank ``rank`` receives in one iteration: rank 0 every worker's (every key's;
     of a tree, its top layer's), a tree node its children's, a flat worker none."""
-    code = plan.code
-    if isinstance(code, TreeCode):
-        return len(code.children(MASTER if rank == 0 else rank - 1))
-    if rank != 0:
-        return 0
-    if plan.topology == "ring":  # every worker reports the reduced vector
-        return plan.workers
-    return sum(len(tuple(code.message_keys(worker))) for worker in range(plan.workers))
+    return plan.topology.incoming(plan.code, rank)
 
 
 def rank_peaks_mib(plan: Plan, shape: DataShape) -> list[float]:

@@ -66,6 +66,7 @@ from gradcode.models import Model
 from gradcode.models import build as build_model
 from gradcode.sim.stats import Moments
 from gradcode.timing import TimingModel
+from gradcode.topology import topology_of
 from gradcode.train.config import (
     AdversaryConfig,
     RunConfig,
@@ -291,8 +292,9 @@ def unsupported(model: TimingModel, code: GradientCode) -> str | None:
     capabilities = code.capabilities
     if capabilities.codes_data:
         return "codes the data: only gradient codes are simulated to a target loss"
-    if capabilities.topology != "flat":
-        return f"a {capabilities.topology} code: only master-worker codes are simulated"
+    topology = topology_of(code)
+    if not topology.direct:
+        return f"a {topology} code: only master-worker codes are simulated"
     try:
         prepared = model.prepare(code)
     except ValueError as error:

@@ -42,6 +42,7 @@ from scipy import integrate, special
 from gradcode.codes import GradientCode
 from gradcode.timing import MasterWorkerModel, TimingModel
 from gradcode.timing.model import work_fractions
+from gradcode.topology import topology_of
 
 #: quadrature tolerances: relative, and absolute in units of the arrivals' scale
 EPSREL = 1e-11
@@ -100,7 +101,7 @@ _Group = tuple[tuple[tuple[tuple[float, tuple[float, ...]], int], ...], int]
 
 def _signature(laws: _Laws, code: GradientCode) -> tuple[_Group, ...] | None:
     """The code's completion law under ``laws`` (``None``: no closed form, module docstring)."""
-    if code.capabilities.topology != "flat":
+    if not topology_of(code).direct:
         return None
     rule = code.completion_rule()
     if rule is None:

@@ -74,6 +74,7 @@ from gradcode.recommend.target import TargetLoss, TargetSection, rank_to_target
 from gradcode.recommend.workers import check_workers
 from gradcode.sim.table import ResultRow
 from gradcode.timing import TimingModel
+from gradcode.topology import topology_of
 
 #: the scheme every row is compared with (built by name, as the presets do: data, not dispatch)
 REFERENCE_SCHEME = "uncoded"
@@ -162,8 +163,9 @@ class Row:
             out.append(f"codes the data: exact for {'/'.join(caps.codes_data)} models only")
         if caps.corrects_adversaries and self.code.a:
             out.append(f"corrects {self.code.a} adversaries")
-        if caps.topology != "flat":
-            out.append(f"{caps.topology} topology")
+        topology = topology_of(self.code)
+        if not topology.direct:
+            out.append(f"{topology} topology")
         if not self.within_limits:
             out.append("outside the limits")
         return out
@@ -359,7 +361,7 @@ def _simpler(code: GradientCode) -> tuple[bool, int, int, int]:
     """Orders codes of equal time: flat before trees, fewer messages, fewer partitions, the
     shorter parameters (a named construction before an explicit placement)."""
     size = len(json.dumps(to_jsonable(code.params()), separators=(",", ":")))
-    return (code.capabilities.topology != "flat", len(code.all_message_keys()), code.k, size)
+    return (not topology_of(code).direct, len(code.all_message_keys()), code.k, size)
 
 
 def _reference(model: TimingModel, n: int, pool: Sequence[Candidate]) -> Candidate | None:

@@ -70,13 +70,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 
 from gradcode.codes.base import GradientCode
 from gradcode.codes.completion import CompletionRule, decodable_prefix
+from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.timing.distributions import PerWorker, ShiftedExponential
 from gradcode.timing.model import (
@@ -87,6 +87,7 @@ from gradcode.timing.model import (
     received_by,
     work_fractions,
 )
+from gradcode.topology import TopologyVisitor, topology_of
 
 #: tc's rate units, in bytes per second each (``tc(8)``: bit and bps are bits and *bytes*)
 RATE_UNITS = {
@@ -228,13 +229,16 @@ class Pulls:
     needed: tuple[int, ...]
 
     @classmethod
-    def of(cls, code: GradientCode) -> Pulls | GreedyPulls:
-        """The master's pulls of a flat code: by its ``completion_rule``, else ``GreedyPulls``
-        by its ``is_decodable`` (the runtime's ``master_puller``)."""
-        rule = code.completion_rule()
+    def of(cls, code: GradientCode, node: int = MASTER) -> Pulls | GreedyPulls:
+        """What collector ``node`` (the master: ``MASTER``, a tree's parents) pulls: by its
+        declared rule (``Topology.collector_rule``), else ``GreedyPulls`` by its test of
+        whether what it pulled suffices (the runtime's ``collector_puller``)."""
+        topology = topology_of(code)
+        keys = topology.collector_keys(code, node)
+        rule, decodable = topology.collector_rule(code, node)
         if rule is None:
-            return GreedyPulls(code.all_message_keys(), code.is_decodable)
-        return cls.by(rule, code.all_message_keys())
+            return GreedyPulls(keys, decodable)
+        return cls.by(rule, keys)
 
     @classmethod
     def by(cls, rule: CompletionRule, keys: Sequence[Any]) -> Pulls:
@@ -256,16 +260,6 @@ class Pulls:
             first = np.argsort(notices[:, columns], axis=1, kind="stable")[:, :count]
             chosen[rows, columns[first]] = True
         return chosen & np.isfinite(notices)
-
-
-def child_pulls(code: TreeCode, parent: int) -> Pulls | GreedyPulls:
-    """Which children tree ``parent`` pulls: by its declared rule (``children_rule``), else
-    ``GreedyPulls`` by its ``children_decodable`` (the runtime's ``tree_puller``)."""
-    kids = tuple(code.children(parent))
-    rule = code.children_rule(parent)
-    if rule is not None:
-        return Pulls.by(rule, kids)
-    return GreedyPulls(kids, partial(code.children_decodable, parent))
 
 
 @dataclass(frozen=True)
@@ -479,21 +473,20 @@ class LinksModel(TimingModel):
         for per in (self.rate, self.a, self.mu):
             if per is not None:
                 per.check(scheme.n, scheme.name)
+        topology = topology_of(scheme)
         if self.starts is not None:
-            if scheme.capabilities.topology != "flat":
+            if not topology.direct:
                 raise ValueError(f"parameters.starts: for flat codes only, not {scheme.name}")
             if len(self.starts) != scheme.n:
                 raise ValueError(
                     f"parameters.starts: describes {len(self.starts)} workers but "
                     f"{scheme.name} has {scheme.n}"
                 )
-        if self.collection == "pull":
-            topology = scheme.capabilities.topology
-            if topology not in ("flat", "tree"):
-                raise ValueError(
-                    f"parameters.collection: pull is for flat and tree codes only, not "
-                    f"{scheme.name} (a {topology} code)"
-                )
+        if self.collection == "pull" and not topology.collects_results:
+            raise ValueError(
+                f"parameters.collection: pull is for flat and tree codes only, not "
+                f"{scheme.name} (a {topology} code)"
+            )
 
     def sample(self, rng: np.random.Generator, trials: int, workers: int) -> Draws:
         """``unit``: time per data point of every worker, ``(trials, workers)``."""
@@ -517,21 +510,32 @@ class LinksModel(TimingModel):
 
     def prepare(self, scheme: Any) -> FlatRun | TreeRun | RingRun:
         self.check(scheme)
-        rates = self.rate.for_workers(scheme.n)
-        topology = scheme.capabilities.topology
-        if topology == "ring":
-            return RingRun(self, scheme, rates)
-        if topology == "tree":
-            return TreeRun(self, scheme, rates)
-        return FlatRun(self, scheme, rates)
+        return topology_of(scheme).accept(_Runs(self, self.rate.for_workers(scheme.n)), scheme)
 
     def extras(self, scheme: Any) -> dict[str, float]:
         """``message_time``: one result message to the master on idle links (seconds)."""
         rates = self.rate.for_workers(scheme.n)
-        nbytes = self.result_bytes(scheme) if scheme.capabilities.topology != "ring" else 0.0
+        collected = topology_of(scheme).collects_results
+        nbytes = self.result_bytes(scheme) if collected else 0.0
         return {
             "message_time": message_time(nbytes, float(rates.min()), self.master_rate, self.latency)
         }
+
+
+class _Runs(TopologyVisitor["FlatRun | TreeRun | RingRun"]):
+    """``LinksModel.prepare``'s run of each topology."""
+
+    def __init__(self, model: LinksModel, rates: np.ndarray) -> None:
+        self.model, self.rates = model, rates
+
+    def flat(self, code: GradientCode) -> FlatRun:
+        return FlatRun(self.model, code, self.rates)
+
+    def tree(self, code: TreeCode) -> TreeRun:
+        return TreeRun(self.model, code, self.rates)
+
+    def ring(self, code: RingCode) -> RingRun:
+        return RingRun(self.model, code, self.rates)
 
 
 def _plus(outcome: Outcome, overhead: float) -> Outcome:
@@ -666,7 +670,7 @@ class TreeRun:
                 if not kids:
                     continue
                 capacity = model.master_rate if parent == MASTER else float(self.rates[parent])
-                pulls = child_pulls(code, parent) if model.collection == "pull" else None
+                pulls = Pulls.of(code, parent) if model.collection == "pull" else None
                 arrivals = collect(
                     ready[:, kids],
                     np.full(len(kids), size),
@@ -694,7 +698,7 @@ class RingRun:
     """Ring-AllReduce on the links: ``2 (N - 1)`` steps after the slowest worker."""
 
     model: LinksModel
-    ring: Any  # a code with topology "ring": ``completion``, ``messages``, ``n``
+    ring: RingCode
     rates: np.ndarray
 
     def run(self, draws: Draws) -> Outcome:

@@ -44,6 +44,7 @@ from gradcode.timing.model import (
     received_by,
     work_fractions,
 )
+from gradcode.topology import topology_of
 
 
 class MasterWorkerModel(TimingModel):
@@ -95,7 +96,7 @@ class MasterWorkerModel(TimingModel):
         return params
 
     def check(self, scheme: Any) -> None:
-        if not isinstance(scheme, GradientCode) or scheme.capabilities.topology == "ring":
+        if not isinstance(scheme, GradientCode) or not topology_of(scheme).collects_results:
             # a ring has no master to wait for; its schedule is in the single-port model
             raise ValueError(f"model {self.name} simulates gradient codes, not {scheme.name}")
         self.compute.check(scheme.n, scheme.name)

@@ -15,9 +15,9 @@ Communication: a node receives from one other node at a time and a full-length v
 - master-worker codes (UMW = ``uncoded``, GC = ``crc``/``frc``/..., SGD = ``ignore-stragglers``
   waiting for ``N - S``): the master takes messages first ready first served
   (``queue.fifo_departures``) and ``code.completion_times`` on the reception times decides;
-- tree codes (``topology="tree"``, CodedReduce): the same at every parent of the tree
+- tree codes (CodedReduce): the same at every parent of the tree
   (``tree.tree_outcome``);
-- ring codes (``topology="ring"``, Ring-AllReduce): ``2 (N - 1)`` segment transfers of
+- ring codes (Ring-AllReduce): ``2 (N - 1)`` segment transfers of
   ``tc / N`` after the slowest worker (the code's ``completion``).
 
 ``extras`` adds the code's own predictions under this model (``predicted_times``: Theorem 2's
@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import GradientCode
+from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.timing.distributions import PerWorker, ShiftedExponential
 from gradcode.timing.model import (
@@ -44,6 +45,7 @@ from gradcode.timing.model import (
 )
 from gradcode.timing.queue import fifo_departures
 from gradcode.timing.tree import tree_outcome
+from gradcode.topology import TopologyVisitor, topology_of
 
 
 class SinglePortModel(TimingModel):
@@ -81,12 +83,7 @@ class SinglePortModel(TimingModel):
 
     def prepare(self, scheme: Any) -> _RingRun | _TreeRun | _FlatRun:
         self.check(scheme)
-        topology = scheme.capabilities.topology
-        if topology == "ring":
-            return _RingRun(scheme, self.data / scheme.k, self.tc)
-        if topology == "tree":
-            return _TreeRun(scheme, self.data * scheme.loads() / scheme.k, self.tc)
-        return _FlatRun(scheme, self.data, self.tc)
+        return topology_of(scheme).accept(_Runs(self.data, self.tc), scheme)
 
     def extras(self, scheme: Any) -> dict[str, float]:
         """The code's ``predicted_times`` under this model (CodedReduce: Theorem 2's bounds,
@@ -109,9 +106,25 @@ def _scalar(name: str, value: Any, *, positive: bool) -> float:
     return parsed.scalar
 
 
+class _Runs(TopologyVisitor["_RingRun | _TreeRun | _FlatRun"]):
+    """``SinglePortModel.prepare``'s run of each topology."""
+
+    def __init__(self, data: float, tc: float) -> None:
+        self.data, self.tc = data, tc
+
+    def flat(self, code: GradientCode) -> _FlatRun:
+        return _FlatRun(code, self.data, self.tc)
+
+    def tree(self, code: TreeCode) -> _TreeRun:
+        return _TreeRun(code, self.data * code.loads() / code.k, self.tc)
+
+    def ring(self, code: RingCode) -> _RingRun:
+        return _RingRun(code, self.data / code.k, self.tc)
+
+
 @dataclass
 class _RingRun:
-    ring: Any  # a code with topology "ring": its ``completion`` and ``messages``
+    ring: RingCode
     points: float  # data points per worker
     tc: float
 

@@ -110,7 +110,7 @@ def _network_line(plan, features: int) -> str:
 
     nbytes = 8 * (plan.code.message_length(features) + H)
     alone = message_time(nbytes, links.rate, links.master_rate, links.latency)
-    children = len(list(plan.code.all_message_keys())) if plan.topology == "flat" else None
+    children = len(list(plan.code.all_message_keys())) if plan.topology.direct else None
     line = (
         f"real links, rate {links.rate_text} ({links.rate:.4g} B/s), master "
         f"{links.master_rate_text} ({links.master_rate:.4g} B/s); a result message "

@@ -9,7 +9,7 @@
   which counts only the used ones; pulled, 1.05-1.10 and 1.08-1.25).
 - ``pull``: when a message is ready the worker sends only a *notice* (the result's header,
   no payload) and holds the message; the master asks for it (``protocol.PULL``) while the
-  code still needs it (``master_puller``): by the code's ``CompletionRule`` where it declares
+  code still needs it (``collector_puller``): by the code's ``CompletionRule`` where it declares
   one (``Puller``: in every group, the first ``needed`` notices to arrive are pulled), else
   while the messages pulled so far are not decodable (``DecodablePuller``, the code's
   ``is_decodable``), so only results the decoder uses cross its port (without a rule, one
@@ -23,7 +23,7 @@
   ``push``.
 
 In a tree code every parent (the master too) collects its children's results the same way: a
-child's notice, then the parent's ``PULL`` (``tree_puller``): by the parent's rule where the
+child's notice, then the parent's ``PULL`` (``collector_puller``): by the parent's rule where the
 code declares it as a ``CompletionRule`` (``children_rule``: the first ``needed`` of every
 group), else while the children pulled so far are not decodable (``DecodablePuller``). A
 CodedReduce parent needs one child of every group of ``s + 1`` (or any ``n - s``), so ``s``
@@ -42,28 +42,14 @@ adversaries (the decoder may refuse a corrupted set and want more).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import Any
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.completion import CompletionRule, decodable_prefix
-from gradcode.codes.tree import TreeCode
-
-if TYPE_CHECKING:
-    from gradcode.train.plan import Plan
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The way chosen and why (``summary.json``'s ``collection``)."""
-
-    way: str
-    reason: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"way": self.way, "reason": self.reason}
+from gradcode.codes.completion import CompletionRule
+from gradcode.codes.tree import MASTER
+from gradcode.topology import topology_of
+from gradcode.train.choice import Choice
 
 
 def choose(
@@ -94,65 +80,17 @@ def choose(
         return Choice("push", f"auto: {why_not}")
     if not links_stated:
         return Choice("push", "auto: no real links (network.links) whose port a pull would spare")
-    if code.capabilities.topology == "tree":
-        spared = spared_children(cast(TreeCode, code))
-        if not spared:
-            return Choice("push", "auto: every parent of the tree uses all its children")
-        return Choice("pull", f"auto: {spared} children's results go unused at some parent")
-    keys = code.all_message_keys()
-    needed, messages = _needed(keys, code.completion_rule(), code.is_decodable), len(keys)
-    if needed >= messages:
-        return Choice("push", f"auto: the decoder uses all {messages} results")
-    return Choice("pull", f"auto: the decoder uses {needed} of {messages} results")
-
-
-def spared_children(tree: TreeCode) -> int:
-    """How many children's results the parents of ``tree`` can do without, added up: for
-    every parent its children less those its declared rule needs (``children_rule``), or
-    without one less the fewest of them, first in order, it decodes from."""
-    spared = 0
-    for parent in tree.parents():
-        kids = list(tree.children(parent))
-        decodable = partial(tree.children_decodable, parent)
-        spared += len(kids) - _needed(kids, tree.children_rule(parent), decodable)
-    return spared
-
-
-def _needed(
-    keys: Sequence[Any], rule: CompletionRule | None, decodable: Callable[[list[Any]], bool]
-) -> int:
-    """How many of ``keys`` a collector uses: its rule's count, or without one the fewest,
-    first in order, it decodes from (a code's rule without groups need not count the same
-    for every order; the first keys are as good a sample as any for ``auto``)."""
-    if rule is not None:
-        return sum(rule.needed)
-    count = decodable_prefix(keys, decodable)
-    return len(keys) if count is None else count
+    gains, why = topology_of(code).pull_gain(code)
+    return Choice("pull" if gains else "push", f"auto: {why}")
 
 
 def _cannot_pull(code: GradientCode, *, tolerant: bool, adversaries: bool) -> str | None:
-    topology = code.capabilities.topology
-    if topology not in ("flat", "tree"):
-        return f"{code.name} is a {topology} code (its results are not collected by a master)"
-    if tolerant and topology == "tree":
-        return "faults.tolerate: a tree parent would wait for a pulled child that died"
+    why_not = topology_of(code).pull_refusal(code, tolerant=tolerant)
+    if why_not is not None:
+        return why_not
     if adversaries:
         return "adversaries: the decoder may refuse a corrupted set and want more results"
     return None
-
-
-def collection_choice(plan: Plan) -> Choice:
-    """``choose`` for the run of ``plan`` (every rank derives the same; ``build_plan`` has
-    refused an explicit ``pull`` that is not possible)."""
-    config = plan.config
-    assert plan.code is not None
-    return choose(
-        config.runtime.collection,
-        plan.code,
-        links_stated=config.network is not None and config.network.links is not None,
-        tolerant=config.faults is not None and config.faults.tolerate,
-        adversaries=bool(config.adversaries.workers),
-    )
 
 
 class Pulling:
@@ -205,21 +143,13 @@ class Puller(Pulling):
         return True
 
 
-def master_puller(code: GradientCode) -> Pulling:
-    """The master's puller of a flat code, asked by message key: the code's declared rule's
-    (``completion_rule``), else a ``DecodablePuller`` by its ``is_decodable``."""
-    rule = code.completion_rule()
-    return Puller(rule) if rule is not None else DecodablePuller(code.is_decodable)
-
-
-def tree_puller(tree: TreeCode, node: int) -> Pulling:
-    """The puller of tree parent ``node`` (the master: ``MASTER``), asked by child: its
-    declared rule's (``children_rule``), else a ``DecodablePuller`` by its
-    ``children_decodable``."""
-    rule = tree.children_rule(node)
-    if rule is not None:
-        return Puller(rule)
-    return DecodablePuller(partial(tree.children_decodable, node))
+def collector_puller(code: GradientCode, node: int = MASTER) -> Pulling:
+    """The puller of collector ``node`` (the master: ``MASTER``; a tree's parents), asked by
+    the keys it receives: by its declared rule (``Topology.collector_rule``: a flat code's
+    ``completion_rule``, a tree parent's ``children_rule``), else a ``DecodablePuller`` by
+    its test of whether what it pulled suffices."""
+    rule, decodable = topology_of(code).collector_rule(code, node)
+    return Puller(rule) if rule is not None else DecodablePuller(decodable)
 
 
 class DecodablePuller(Pulling):

@@ -38,12 +38,12 @@ being assembled: the newest model wins, as with ``isend``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 
-from gradcode.codes.tree import MASTER, TreeCode
+from gradcode.codes.base import GradientCode
+from gradcode.topology import topology_of
+from gradcode.train.choice import Choice
 from gradcode.train.config import RunConfig
 from gradcode.train.runtime import RankContext
 
@@ -75,75 +75,42 @@ def scatter_pieces(features: int, workers: int) -> int:
     return max(1, min(MAX_PIECES, chunk_bytes // PIECE_BYTES))
 
 
-@dataclass(frozen=True)
-class Choice:
-    """The way chosen and why (``summary.json``'s ``distribution``)."""
-
-    way: str
-    reason: str
-    predicted: dict[str, float] | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        found: dict[str, object] = {"way": self.way, "reason": self.reason}
-        if self.predicted is not None:
-            found["predicted_seconds"] = self.predicted
-        return found
-
-
-def isend_seconds(
-    size: float, workers: int, master_rate: float, worker_rate: float, tree: TreeCode | None
-) -> float:
-    """When the last worker holds a ``size``-byte model sent the ``isend`` way: ``n`` copies
-    sharing the master's port; in a tree, each parent's copies (one per child) through its own
-    port once it holds the model, added up along the slowest path."""
-    if tree is None:
-        return workers * size / master_rate
-    held = np.zeros(tree.n)
-    for depth in range(tree.height):  # parents before their children
-        for parent in tree.nodes_at_depth(depth):
-            kids = list(tree.children(parent))
-            if kids:
-                at, rate = (0.0, master_rate) if parent == MASTER else (held[parent], worker_rate)
-                held[kids] = at + len(kids) * size / rate
-    return float(held.max())
-
-
 def choose(
     requested: str,
+    code: GradientCode,
     *,
-    workers: int,
     features: int,
     master_rate: float | None,
     worker_rate: float | None,
-    topology: str,
     tolerant: bool,
-    tree: TreeCode | None = None,
 ) -> Choice:
     """``requested`` (``runtime.distribution``) resolved for this run.
 
     ``auto`` takes ``scatter`` only where the links' rates are known (``network.links``), the
-    code is flat or a tree (``tree``: the code, for its ``isend`` way), a tree's failures are
-    not tolerated (a dead node's chunk would have to reach the nodes by the tree's own ways)
-    and the model's time falls: ``isend_seconds`` (``n B / R_master``
-    for a flat code) against ``B / R_master + (n - 1) B / (n R_worker)`` (``B`` the model's
-    bytes; ``scatter``'s forwards share every worker's link), with at least
+    code's topology can scatter (``Topology.scatter_refusal``: not a ring, whose model goes to
+    every worker; not a tree whose failures are tolerated, since a dead node's chunk would have
+    to reach the nodes by the tree's own ways) and the model's time falls: the copies' time
+    (``Topology.copies_seconds``: ``n B / R_master`` for a flat code) against
+    ``B / R_master + (n - 1) B / (n R_worker)`` (``B`` the model's bytes; ``scatter``'s
+    forwards share every worker's link), with at least
     ``SCATTER_MIN_WORKERS`` workers.
     """
     if requested == "isend":
         return Choice("isend", "runtime.distribution: isend")
-    if topology not in ("flat", "tree"):
-        return Choice("isend", f"a {topology} code's model goes to every worker")
-    if tolerant and topology == "tree":
-        return Choice("isend", "faults.tolerate: a tree's dead node would hold others' chunks")
+    topology = topology_of(code)
+    why_not = topology.scatter_refusal(tolerant=tolerant)
+    if why_not is not None:
+        return Choice("isend", why_not)
     if requested == "scatter":
         return Choice("scatter", "runtime.distribution: scatter")
     if master_rate is None or worker_rate is None:
         return Choice("isend", "auto: no link rates (network.links) to predict from")
+    workers = code.n
     if workers < SCATTER_MIN_WORKERS:
         return Choice("isend", f"auto: fewer than {SCATTER_MIN_WORKERS} workers")
     size = 8.0 * (features + 1)
     predicted = {
-        "isend": isend_seconds(size, workers, master_rate, worker_rate, tree),
+        "isend": topology.copies_seconds(code, size, master_rate, worker_rate),
         "scatter": size / master_rate + (workers - 1) * size / (workers * worker_rate),
     }
     way = "scatter" if predicted["scatter"] < predicted["isend"] else "isend"
@@ -152,17 +119,15 @@ def choose(
 
 def distribution_choice(ctx: RankContext) -> Choice:
     """``choose`` for this run (every rank derives the same)."""
-    config, topology = ctx.plan.config, ctx.plan.topology
+    config = ctx.plan.config
     links = config.network.links if config.network is not None else None
     return choose(
         config.runtime.distribution,
-        workers=ctx.plan.workers,
+        ctx.plan.code,
         features=ctx.features,
         master_rate=links.master_rate if links is not None else None,
         worker_rate=links.rate if links is not None else None,
-        topology=topology,
         tolerant=ctx.tolerant,
-        tree=cast(TreeCode, ctx.plan.code) if topology == "tree" else None,
     )
 
 

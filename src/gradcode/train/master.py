@@ -46,14 +46,14 @@ ends the iterations, and the run stops after its shutdown (``gradcode.train.run`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from gradcode.codes import NotDecodableError
-from gradcode.codes.tree import MASTER, TreeCode
+from gradcode.codes.tree import MASTER
 from gradcode.train import nodelog, protocol
-from gradcode.train.collection import Pulling, collection_choice, master_puller, tree_puller
+from gradcode.train.collection import Pulling, collector_puller
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
@@ -61,6 +61,7 @@ from gradcode.train.distribution import (
     scatter_pieces,
 )
 from gradcode.train.failures import CannotContinue, alive_decodable
+from gradcode.train.plan import collection_choice
 from gradcode.train.protocol import clock
 from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
@@ -91,7 +92,7 @@ class Master:
         self.code = code
         capabilities = code.capabilities
         # a tree's root reduces its children; the TreeCode interface says how
-        self.tree = cast(TreeCode, code) if capabilities.topology == "tree" else None
+        self.tree = ctx.plan.topology.tree(code)
         width = code.message_length(ctx.features)
         spares = ctx.plan.spares
         # a spare's results come on its own channel (flat: ``down_comm`` ranks are world's)
@@ -131,11 +132,8 @@ class Master:
         self.covering = Covering.of(ctx.plan.config, ctx.plan.workers) if scatter else None
         self.collection = collection_choice(ctx.plan)
         pull = self.collection.way == "pull"
-        self.puller: Pulling | None = None
-        if pull and self.tree is not None:  # the root pulls by its own rule over its children
-            self.puller = tree_puller(self.tree, MASTER)
-        elif pull:
-            self.puller = master_puller(code)
+        # a tree's root pulls by its own rule over its children
+        self.puller: Pulling | None = collector_puller(code, MASTER) if pull else None
         self._notices: list[dict[str, Any]] = []  # ``pull``: this iteration's
         #: ``pull``: this iteration's notices not pulled, with where to ask for them
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []

@@ -37,7 +37,9 @@ from typing import Any
 from gradcode.codes import GradientCode, available, build, scheme_class
 from gradcode.optim import Constant, Inverse, Optimizer
 from gradcode.optim import build as build_optimizer
-from gradcode.train.collection import collection_choice
+from gradcode.topology import Topology, topology_of
+from gradcode.train.choice import Choice
+from gradcode.train.collection import choose as choose_collection
 from gradcode.train.config import BandwidthConfig, ConfigError, RunConfig
 from gradcode.train.stragglers import DelaySource, build_source
 
@@ -53,7 +55,7 @@ class Plan:
     """The scheme of a run and its topology (see the module docstring)."""
 
     config: RunConfig
-    topology: str
+    topology: Topology
     code: GradientCode
     workers: int
     partitions: int
@@ -72,13 +74,6 @@ class Plan:
         """Whether workers hold coded data (LCC) instead of partitions of the data set."""
         return bool(self.code.capabilities.codes_data)
 
-    @property
-    def ring_implementation(self) -> str | None:
-        """``explicit`` or ``mpi`` for a ring, else ``None``."""
-        if self.topology != "ring":
-            return None
-        return str(self.config.scheme.params.get("implementation", "explicit"))
-
     def partitions_of(self, worker: int) -> tuple[int, ...]:
         """What ``worker`` computes on, in order: its partitions, or its coded data set."""
         if self.coded_data:
@@ -86,10 +81,7 @@ class Plan:
         return tuple(self.code.partitions(worker))
 
     def scheme_params(self) -> dict[str, Any]:
-        params = dict(self.code.params())
-        if self.ring_implementation is not None:
-            params["implementation"] = self.ring_implementation
-        return params
+        return self.topology.scheme_params(self.code)
 
     def check_features(self, features: int) -> None:
         """``ConfigError`` unless the code takes gradients of ``features`` numbers.
@@ -156,7 +148,7 @@ def build_plan(config: RunConfig) -> Plan:
             f"scheme.name: {code.name} codes the data and is exact for {kinds} only "
             f"(model.kind is {config.model.kind})"
         )
-    plan = Plan(config, capabilities.topology, code, code.n, code.k)
+    plan = Plan(config, topology_of(code), code, code.n, code.k)
     _check_workers(plan)
     try:
         collection_choice(plan)
@@ -201,7 +193,7 @@ def _check_workers(plan: Plan) -> None:
     code = plan.code
     if persistent or silent:
         key = "faults.silent" if silent else "stragglers.persistent"
-        if plan.topology == "ring":
+        if plan.topology.needs_every_worker:
             raise ConfigError(f"{key}: {code.name} cannot finish without every worker")
         quiet = sorted(set(persistent) | set(silent))
         alive = [w for w in range(n) if w not in quiet]
@@ -210,7 +202,7 @@ def _check_workers(plan: Plan) -> None:
             raise ConfigError(
                 f"{key}: {code.name} {code.params()} cannot decode without workers {quiet}"
             )
-    if plan.spares and plan.topology != "flat":
+    if plan.spares and not plan.topology.accepts_spares:
         # a tree node's children and a ring's neighbours would all need to learn a new peer
         raise ConfigError(
             f"faults.spares: a spare replaces a master-worker code's worker; {code.name} is a "
@@ -243,9 +235,23 @@ def _check_workers(plan: Plan) -> None:
 def check_world(plan: Plan, size: int) -> None:
     """``ConfigError`` unless the job has ``n + 1`` ranks (plus ``faults.spares``)."""
     if size != plan.world_size:
-        what = "tree nodes" if plan.topology == "tree" else "workers"
+        what = plan.topology.nodes
         spares = f" + {plan.spares} spares" if plan.spares else ""
         raise ConfigError(
             f"scheme.params: {plan.config.scheme.name} has n = {plan.workers} {what}, so the "
             f"job needs n + 1{spares} = {plan.world_size} MPI ranks (got {size})"
         )
+
+
+def collection_choice(plan: Plan) -> Choice:
+    """How the run of ``plan`` collects its results (``gradcode.train.collection.choose``;
+    every rank derives the same; ``build_plan`` has refused an explicit ``pull`` that is not
+    possible)."""
+    config = plan.config
+    return choose_collection(
+        config.runtime.collection,
+        plan.code,
+        links_stated=config.network is not None and config.network.links is not None,
+        tolerant=config.faults is not None and config.faults.tolerate,
+        adversaries=bool(config.adversaries.workers),
+    )

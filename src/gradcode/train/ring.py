@@ -84,7 +84,9 @@ class RingWorker:
         self.edges = chunk_edges(ctx.features, self.n)
         self.port = ctx.port()
         self.reports = SendSet()
-        self.explicit = ctx.plan.ring_implementation == "explicit"
+        ring = ctx.plan.topology.ring(ctx.plan.code)
+        assert ring is not None  # the ring's ranks run only a ring code
+        self.explicit = ring.implementation == "explicit"
 
     def run(self) -> None:
         ctx = self.ctx

@@ -33,19 +33,22 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
 from gradcode.blas import load_daxpy, single_threaded_blas
+from gradcode.codes.base import GradientCode
+from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.models import build as build_model
 from gradcode.sparsity import is_sparse
+from gradcode.topology import TopologyVisitor
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train import mpilib
 from gradcode.train.config import ConfigError, RunConfig, load_config
@@ -218,9 +221,7 @@ def train(world: MPI.Comm, setup: Setup | None) -> int:
         # fires only the kills still ahead)
         ranks = {"world_size": world.Get_size(), "start": session.start} | placement
         write_json(setup.out / RANKS_FILE, ranks)
-    if plan.topology == "ring":
-        return _run_ring(world, ctx, session)
-    return _run_master_worker(world, ctx, session)
+    return plan.topology.accept(_PROGRAMS, plan.code)(world, ctx, session)
 
 
 def _shape(setup: Setup) -> dict[str, Any]:
@@ -279,9 +280,9 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
     from gradcode.train.tree import tree_links
     from gradcode.train.worker import Worker
 
-    code = ctx.plan.code
-    tree = cast(TreeCode, code) if ctx.plan.topology == "tree" else None
-    if ctx.rank == 0 or (tree is not None and not tree.is_leaf(ctx.worker)):
+    code, topology = ctx.plan.code, ctx.plan.topology
+    tree = topology.tree(code)
+    if ctx.rank == 0 or (ctx.rank <= ctx.plan.workers and topology.combines(code, ctx.worker)):
         # this rank decodes or reduces its children's messages: the BLAS that combines them
         # loads before the links are made (collective), so that no rank starts iterating
         # while another is still loading it
@@ -361,3 +362,23 @@ def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int
         world.Abort(EXIT_CANNOT_CONTINUE)
     session.finalize(extra | _faults(ctx), _peak_rss(world, ctx))
     return 0
+
+
+#: a rank's program: every rank of a job runs the same one
+Program = Callable[[MPI.Comm, RankContext, "Session | None"], int]
+
+
+class _Programs(TopologyVisitor[Program]):
+    """The rank program of each topology: a master (a tree's root) with workers, or a ring."""
+
+    def flat(self, code: GradientCode) -> Program:
+        return _run_master_worker
+
+    def tree(self, code: TreeCode) -> Program:
+        return _run_master_worker
+
+    def ring(self, code: RingCode) -> Program:
+        return _run_ring
+
+
+_PROGRAMS = _Programs()

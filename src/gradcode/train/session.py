@@ -246,7 +246,7 @@ class Session:
                 "name": self.config.name,
                 "scheme": self.config.scheme.name,
                 "scheme_params": plan.scheme_params(),
-                "topology": plan.topology,
+                "topology": plan.topology.name,
                 "world_size": self.ctx.world.Get_size(),
                 "workers": plan.workers,
                 "partitions": plan.partitions,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -40,10 +40,11 @@ from gradcode.timing.links import (
     PAYLOAD_FRACTION,
     FlatRun,
     LinksModel,
+    Pulls,
     RingRun,
     TreeRun,
-    child_pulls,
 )
+from gradcode.topology import TopologyVisitor, topology_of
 from gradcode.train.bandwidth import SinglePort
 from gradcode.train.config import BandwidthConfig, LinksConfig
 from gradcode.train.protocol import H
@@ -198,11 +199,36 @@ def link_floor(
     is TCP payload, ``gradcode.timing.links.PAYLOAD_FRACTION``). Trees: ``tree_link_floor``.
     ``ValueError`` for a ring code (its results do not cross the master's port) or a record
     without the decoder's messages."""
-    topology = code.capabilities.topology
-    if topology == "tree":
-        return tree_link_floor(cast(TreeCode, code), record, links, features, payload=payload)
-    if topology != "flat":
-        raise ValueError(f"link_floor: flat and tree codes only ({code.name} is a {topology} code)")
+    return topology_of(code).accept(_Floors(record, links, features, payload), code)
+
+
+class _Floors(TopologyVisitor[LinkFloor]):
+    """``link_floor`` of each topology that collects results."""
+
+    def __init__(
+        self, record: Mapping[str, Any], links: LinksConfig, features: int, payload: float
+    ) -> None:
+        self.record, self.links, self.features, self.payload = record, links, features, payload
+
+    def flat(self, code: GradientCode) -> LinkFloor:
+        return flat_link_floor(code, self.record, self.links, self.features, payload=self.payload)
+
+    def tree(self, code: TreeCode) -> LinkFloor:
+        return tree_link_floor(code, self.record, self.links, self.features, payload=self.payload)
+
+    def refusal(self, code: Any, topology: str) -> str:
+        return f"link_floor: flat and tree codes only ({code.name} is a {topology} code)"
+
+
+def flat_link_floor(
+    code: GradientCode,
+    record: Mapping[str, Any],
+    links: LinksConfig,
+    features: int,
+    *,
+    payload: float = PAYLOAD_FRACTION,
+) -> LinkFloor:
+    """``link_floor`` of a flat code (see there)."""
     rate, master = links.rate * payload, links.master_rate * payload
     download = links.latency + 8 * (features + 1) / min(rate, master)
     used = {logged_key(key) for key in record["used"]}
@@ -241,7 +267,7 @@ def tree_link_floor(
     - A parent's port carries one message at a time at its rate, in the order the messages
       are ready (no message waits for one ready later), each also through its sender's link,
       and arrives a latency later; only those of the children its rule needs cross it, the
-      ones a parent pulling in the order they are ready asks for (``child_pulls``: the first
+      ones a parent pulling in the order they are ready asks for (``Pulls.of``: the first
       of every group of CodedReduce's per-parent code), as the flat floor counts only the
       used messages.
 
@@ -259,7 +285,7 @@ def tree_link_floor(
     for parent in reversed(code.parents()):
         kids = list(code.children(parent))
         port = master if parent == MASTER else rate
-        needed = child_pulls(code, parent).select(ready[kids][None, :])[0]
+        needed = Pulls.of(code, parent).select(ready[kids][None, :])[0]
         arrivals = np.full(len(kids), np.inf)
         free = 0.0
         for index in np.argsort(ready[kids], kind="stable"):

@@ -19,7 +19,7 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
   stragglers never compute; under ``runtime.collection`` pull a worker (tree node) sends only
   the message's header (the notice) and holds the message until the master (its parent) asks
   for it (``protocol.PULL``; ``gradcode.train.collection``); a tree parent asks its children
-  for theirs as its rule still needs them (``tree_puller``).
+  for theirs as its rule still needs them (``collector_puller``).
 
 A tree parent keeps ``RelayStats`` of its children's messages (count, bytes, measured transfer
 times) and appends them to its ``DONE`` report; the master puts them in ``summary.json``
@@ -47,11 +47,11 @@ from typing import cast
 import numpy as np
 from mpi4py import MPI
 
-from gradcode.codes.tree import TreeCode
 from gradcode.train import protocol
-from gradcode.train.collection import Pulling, collection_choice, tree_puller
+from gradcode.train.collection import Pulling, collector_puller
 from gradcode.train.distribution import ModelAssembler, distribution_choice, scatter_pieces
 from gradcode.train.nodelog import NodeLog
+from gradcode.train.plan import collection_choice
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.stragglers import DrawnAhead
@@ -111,7 +111,8 @@ class Worker:
         self.worker = ctx.worker
         self.parts = plan.partitions_of(self.worker)
         self.features = ctx.features
-        self.tree = self.code.capabilities.topology == "tree"
+        #: this node's tree, where results go up one (its messages are ``encode_node``'s)
+        self.tree = plan.topology.tree(self.code)
         self.coded = plan.coded_data  # LCC: the message is the gradient on the coded data
         self.keys: tuple = tuple(self.code.message_keys(self.worker))
         every = self.code.all_message_keys()
@@ -131,7 +132,7 @@ class Worker:
         self.forwards = SendSet(self.failures)
         self.port: ResultPort | None = None
         self.relay = RelayStats()
-        self.nodelog = NodeLog(self.worker) if self.tree else None
+        self.nodelog = NodeLog(self.worker) if self.tree is not None else None
         scatter = distribution_choice(ctx).way == "scatter"
         pieces = scatter_pieces(ctx.features, plan.workers)
         self.assembler = ModelAssembler(ctx.features, plan.workers, pieces) if scatter else None
@@ -141,7 +142,7 @@ class Worker:
             sources = list(range(1, len(links.children) + 1))
             self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
             if self.pull:
-                self.puller = tree_puller(cast(TreeCode, self.code), self.worker)
+                self.puller = collector_puller(self.code, self.worker)
         self.job: _Job | None = None
         self._status = MPI.Status()
         #: a tree's scattered pieces come on a communicator of their own, from any node
@@ -155,7 +156,7 @@ class Worker:
         self.finished = False
 
     def _prefix(self, key) -> int:
-        if self.tree or self.coded:
+        if self.tree is not None or self.coded:
             return len(self.parts)
         return int(self.code.message_prefix(key))
 
@@ -206,7 +207,7 @@ class Worker:
         iteration is spent so: sleeping through an injected delay, or waiting for the next
         model once the result is out."""
         # a tree node sends up from the loop itself (``_try_send_up``), not at a timer
-        if self.stopping or self.tree or self.failures is not None:
+        if self.stopping or self.tree is not None or self.failures is not None:
             return False
         if self.assembler is not None and self.assembler.assembling:
             return False
@@ -224,7 +225,7 @@ class Worker:
             return
         if self.assembler is not None and self.assembler.assembling:
             return
-        if job.sent_up if self.tree else job.next_partition == len(self.parts):
+        if job.sent_up if self.tree is not None else job.next_partition == len(self.parts):
             self.delays.draw(self.latest + 1)
 
     def _await(self, deadline: float | None, interval: float) -> None:
@@ -272,7 +273,7 @@ class Worker:
             return True  # chunks of the next model are on their way: pass them on promptly
         if job.next_partition < len(self.parts):
             return False  # computing or sleeping through an injected delay
-        if self.tree and not job.sent_up:
+        if self.tree is not None and not job.sent_up:
             return bool(self.links.children)  # an inner node waits for its children
         return self.outbox.next_event() is None  # nothing queued: waiting for the next model
 
@@ -366,7 +367,7 @@ class Worker:
 
     def _notice(self, result: Result, current: bool) -> None:
         """``pull``, at a tree parent: a child announced its message; ask for it if this
-        node's rule still needs it (``tree_puller``)."""
+        node's rule still needs it (``collector_puller``)."""
         assert self.port is not None and self.puller is not None
         if current and self.puller.wants(self.links.children[result.source - 1]):
             request = np.array([float(result.iteration), result.field("key")])
@@ -443,7 +444,7 @@ class Worker:
             if now >= job.wake:
                 self._compute_next(job)
             return
-        if self.tree and not job.sent_up:
+        if self.tree is not None and not job.sent_up:
             self._try_send_up(job, now)
 
     def _log_node(self, now: float) -> None:
@@ -471,7 +472,7 @@ class Worker:
         self.partials[index] = self.ctx.model.partial_gradient(X, y, job.point)
         job.next_partition = index + 1
         outgoing = []
-        if not self.tree:
+        if self.tree is None:
             for key in self.keys:
                 if self.prefix[key] == job.next_partition:
                     if self.coded:
@@ -490,7 +491,8 @@ class Worker:
 
     def _try_send_up(self, job: _Job, now: float) -> None:
         """Tree node: send once its own partial is done and its children are decodable."""
-        code = cast(TreeCode, self.code)
+        code = self.tree
+        assert code is not None  # only a tree's nodes send up from the loop
         if now < job.own_ready:
             return
         kids = self.links.children
