@@ -11,14 +11,14 @@ import yaml
 from gradcode.codes import build
 from gradcode.codes.tree import MASTER
 from gradcode.topology.tree import spared_children
-from gradcode.train.collection import (
-    DecodablePuller,
-    Puller,
-    choose,
-    collector_puller,
-)
+from gradcode.train.collection import choose
 from gradcode.train.config import ConfigError, load_config
 from gradcode.train.plan import build_plan
+from gradcode.train.pulling import (
+    DecodablePuller,
+    Puller,
+    collector_puller,
+)
 from gradcode.train.reference import serial_trajectory
 from tests.helpers.mpi import LATE, base_run, relative_errors, run_config
 

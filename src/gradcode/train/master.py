@@ -53,7 +53,6 @@ import numpy as np
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER
 from gradcode.train import nodelog, protocol
-from gradcode.train.collection import Pulling, collector_puller
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
@@ -63,6 +62,7 @@ from gradcode.train.distribution import (
 from gradcode.train.failures import CannotContinue, alive_decodable
 from gradcode.train.plan import collection_choice
 from gradcode.train.protocol import clock
+from gradcode.train.pulling import Pulling, collector_puller
 from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
@@ -302,59 +302,13 @@ class Master:
 
     # -- one iteration ----------------------------------------------------------------------
     def _iteration(self, t: int) -> None:
-        ctx, session = self.ctx, self.session
+        session = self.session
         point = session.point()
-        model = np.empty(1 + ctx.features)
-        model[0], model[1:] = t, point
-        self._model = None  # a spare assigned before the models go out gets its own with them
-        if self.failures is not None:
-            self.failures.iteration = t
-            self._polled = 0.0
-            self._check_failures(t, ask=True)
-        began = self._began = clock()
-        self.port.start(t, began)
-        if self.rows is not None:
-            self.rows.start()
-        stale_before = self.port.stale
-        if self.puller is not None:
-            self.puller.start()
-            self._notices, self._unpulled = [], []
-        self._covered_late = []
-        covered = self._send_model(t, model)
-        self._model = model
-        self._collecting = True
+        began, stale_before, covered = self._begin(t, point)
         held: dict[Any, Result] = {}
         seen: list[Result] = []
-        deadline = began + ctx.plan.config.runtime.iteration_timeout
         failures: list[str] = []
-        while True:
-            if self._collect(held, seen):
-                ready = clock()
-                try:
-                    gradient, extras = self._decode(held)
-                    break
-                except NotDecodableError as error:
-                    # the rule held but the decoder refused (e.g. more corruption than it
-                    # corrects): wait for more results and try again with them
-                    failures.append(" ".join(str(error).split()))
-                    self._pull_all()
-            now = clock()
-            if now > deadline:
-                raise IterationTimeout(
-                    f"iteration {t}: results of {sorted(map(str, held))} are not decodable "
-                    f"after {ctx.plan.config.runtime.iteration_timeout:g} s"
-                    + (f" ({failures[-1]})" if failures else "")
-                )
-            self.sends.pump()
-            self._check_failures(t, ask=True)
-            upcoming = self.port.next_event()
-            until = deadline if upcoming is None else min(upcoming, deadline)
-            if self.sends.pending():
-                # sends in flight need MPICH's progress, which every ``Test`` of ``pump``
-                # drives: the whole loop until they are out, only then the port's quiet wait
-                nap(until, ctx.poll)
-            else:
-                self.port.wait(until, ctx.poll)
+        gradient, extras, ready = self._collect_and_decode(t, began, held, seen, failures)
         self._collecting = False
         if covered is not None:  # the record's ``covered``: every chunk the master sent to all
             covered = sorted(set(covered) | set(self._covered_late))
@@ -391,6 +345,72 @@ class Master:
         for worker in extras.get("adversaries", ()):
             session.caught[worker] = session.caught.get(worker, 0) + 1
         session.finish_iteration(t, record)
+
+    def _begin(self, t: int, point: np.ndarray) -> tuple[float, int, list[int] | None]:
+        """Iteration ``t`` begun: the model out; when it began, the port's stale count then,
+        and the chunks covered (``_send_model``)."""
+        model = np.empty(1 + self.ctx.features)
+        model[0], model[1:] = t, point
+        self._model = None  # a spare assigned before the models go out gets its own with them
+        if self.failures is not None:
+            self.failures.iteration = t
+            self._polled = 0.0
+            self._check_failures(t, ask=True)
+        began = self._began = clock()
+        self.port.start(t, began)
+        if self.rows is not None:
+            self.rows.start()
+        stale_before = self.port.stale
+        if self.puller is not None:
+            self.puller.start()
+            self._notices, self._unpulled = [], []
+        self._covered_late = []
+        covered = self._send_model(t, model)
+        self._model = model
+        self._collecting = True
+        return began, stale_before, covered
+
+    def _collect_and_decode(
+        self,
+        t: int,
+        began: float,
+        held: dict[Any, Result],
+        seen: list[Result],
+        failures: list[str],
+    ) -> tuple[np.ndarray, dict[str, Any], float]:
+        """Results into ``held`` (used) and ``seen`` (all) until they decode: the gradient,
+        the decoder's extras and when the decodable set was in hand. A refusal of the decoder
+        goes to ``failures``; ``IterationTimeout`` past ``runtime.iteration_timeout``."""
+        ctx = self.ctx
+        deadline = began + ctx.plan.config.runtime.iteration_timeout
+        while True:
+            if self._collect(held, seen):
+                ready = clock()
+                try:
+                    gradient, extras = self._decode(held)
+                    return gradient, extras, ready
+                except NotDecodableError as error:
+                    # the rule held but the decoder refused (e.g. more corruption than it
+                    # corrects): wait for more results and try again with them
+                    failures.append(" ".join(str(error).split()))
+                    self._pull_all()
+            now = clock()
+            if now > deadline:
+                raise IterationTimeout(
+                    f"iteration {t}: results of {sorted(map(str, held))} are not decodable "
+                    f"after {ctx.plan.config.runtime.iteration_timeout:g} s"
+                    + (f" ({failures[-1]})" if failures else "")
+                )
+            self.sends.pump()
+            self._check_failures(t, ask=True)
+            upcoming = self.port.next_event()
+            until = deadline if upcoming is None else min(upcoming, deadline)
+            if self.sends.pending():
+                # sends in flight need MPICH's progress, which every ``Test`` of ``pump``
+                # drives: the whole loop until they are out, only then the port's quiet wait
+                nap(until, ctx.poll)
+            else:
+                self.port.wait(until, ctx.poll)
 
     def _send_model(self, t: int, model: np.ndarray) -> list[int] | None:
         """Send model ``t`` the way ``runtime.distribution`` chose; with ``scatter`` returns the

@@ -48,11 +48,11 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.train import protocol
-from gradcode.train.collection import Pulling, collector_puller
 from gradcode.train.distribution import ModelAssembler, distribution_choice, scatter_pieces
 from gradcode.train.nodelog import NodeLog
 from gradcode.train.plan import collection_choice
 from gradcode.train.protocol import FIELD, H, clock
+from gradcode.train.pulling import Pulling, collector_puller
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.stragglers import DrawnAhead
 from gradcode.train.transport import (
