@@ -54,6 +54,7 @@ from gradcode.fit.shifted_exponential import (
     compare_groups,
     fit_times,
 )
+from gradcode.rate import Rate
 from gradcode.sim.stats import Moments
 from gradcode.timing import TimingModel, model_from_spec
 from gradcode.train.protocol import H
@@ -111,9 +112,11 @@ class FittedModel:
         overhead = max(self.overhead, 0.0)
         if self.model == "shared-links":
             links = self.links()
+            rate = links["rate"]
             return {
-                "rate": links["rate"],
-                "master_rate": links["master_rate"],
+                # spelt with their unit (exactly: Rate's text reads back to the same float)
+                "rate": [str(Rate(r)) for r in rate] if isinstance(rate, list) else str(Rate(rate)),
+                "master_rate": str(Rate(links["master_rate"])),
                 "latency": 0.0,
                 "features": self.runs[0].features,
                 "header_bytes": float(RESULT_HEADER_BYTES),
