@@ -17,11 +17,11 @@ measurements of each message:
 
 ``time`` is ``clock_time`` when valid, else ``ack_time``; ``rate`` is ``bytes / time``. Per
 direction and size the medians, and per direction a least-squares line ``time = latency + bytes
-/ rate`` over the sizes (``fit``). With ``--rate`` (the links' stated rate, ``gradcode.rate``) and
-optionally ``--master-rate``/``--latency``, or ``--run RUN.yaml`` (its ``network.links``),
-every median is put beside the ``shared-links`` timing model's ``message_time`` (``predicted``,
-``ratio`` = measured / predicted). On one host without a cluster this measures shared memory,
-which has no stated rate.
+/ rate`` over the sizes (``fit``). With ``--rate`` (the links' stated rate, ``100mbit``:
+``gradcode.rate``'s grammar) and optionally ``--master-rate``/``--latency``, or ``--run
+RUN.yaml`` (its ``network.links``), every median is put beside the ``shared-links`` timing
+model's ``message_time`` (``predicted``, ``ratio`` = measured / predicted). On one host without
+a cluster this measures shared memory, which has no stated rate.
 
 Outputs in ``DIR``: ``links.json`` (ranks and their nodes/transport, the settings, every
 message, the medians and fits) and ``links.csv`` (one row per message).
