@@ -30,6 +30,8 @@ MBIT = 1e6 / 8  # bytes per second in 1 mbit
         ("1Gbit", 1e9 / 8),
         ("12.5kbit", 12.5e3 / 8),
         ("1e6bit", 1e6 / 8),
+        ("1.1mbit", 1_100_000 / 8),  # exactly: not 1.1 * 1e6 = 1100000.0000000002
+        ("0.1MB/s", 100_000.0),
         ("1.25E2mbit", 125 * MBIT),
         ("5B/s", 5.0),
         ("1kB/s", 1e3),
@@ -48,6 +50,9 @@ def test_every_accepted_spelling(text, bytes_per_second):
 
 def test_one_rate_in_bits_or_bytes_and_its_canonical_spelling():
     assert Rate.parse("100mbit", "r") == Rate.parse("12.5MB/s", "r") == Rate(12.5e6)
+    # one rational, one float, however it is spelt (parsed exactly, rounded once)
+    assert Rate.parse("0.8mbit", "r") == Rate.parse("0.1MB/s", "r") == Rate.parse("800kbit", "r")
+    assert Rate.parse("1.1mbit", "r").bits_per_second == 1_100_000
     assert Rate.from_bits(1e8) == Rate(12.5e6)
     assert str(Rate(12.5e6)) == "100mbit"
     assert str(Rate.from_bits(1_500_000)) == "1500kbit"
@@ -107,6 +112,9 @@ def test_ambiguous_spellings_are_refused_naming_both_readings(text, bits, byte_r
         (math.nan, "a rate must be finite and > 0, got nan"),
         (math.inf, "a rate must be finite and > 0, got inf"),
         ("1e999gbit", "a rate must be finite and > 0"),
+        ("1e99999999gbit", "a rate must be finite and > 0"),
+        ("1.7e308B/s", "a rate must be finite and > 0"),  # its bits would not be
+        (10**400, "a rate must be finite and > 0"),
         ("nan", "expected a rate like 100mbit or 12.5MB/s"),
         ("nanmbit", "expected a rate like 100mbit"),
         ("infB/s", "expected a rate like 100mbit"),
@@ -143,10 +151,11 @@ def test_refused_values_are_one_line_naming_the_field(value, says):
     assert isinstance(caught.value, UserError) and isinstance(caught.value, ValueError)
     if isinstance(value, str):
         accepted = re.match(PATTERN, value) is not None
-        assert accepted == (value in ("0mbit", "0B/s", "1e999gbit"))  # the number at fault
+        at_fault = ("0mbit", "0B/s", "1e999gbit", "1e99999999gbit", "1.7e308B/s")
+        assert accepted == (value in at_fault)  # only the number is at fault
 
 
-@pytest.mark.parametrize("value", [0, -1, math.nan, math.inf, True, "1"])
+@pytest.mark.parametrize("value", [0, -1, math.nan, math.inf, True, "1", 1.7e308, 10**400])
 def test_the_constructor_takes_positive_finite_bytes_per_second_only(value):
     with pytest.raises(RateError):
         Rate(value)

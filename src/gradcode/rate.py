@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from gradcode.errors import UserError
@@ -43,7 +44,7 @@ _ANY = re.compile(rf"^(?P<number>[+-]?{_NUMBER})(?P<unit>.*)$")
 #: spellings read as bits by some tools and as bytes by others (tc: kbps = kilobytes/s)
 _AMBIGUOUS = re.compile(r"^(?P<prefix>[kKmMgG]?)(?:[bB][pP][sS]|b/s)$")
 _BINARY = re.compile(r"^(?P<prefix>[kKmMgG])i(?P<unit>[bB][iI][tT]|B/s)$")
-_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
+_SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
 _BINARY_SCALE = {"k": 1024.0, "m": 1024.0**2, "g": 1024.0**3}
 #: the prefixes as the two readings of an ambiguous spelling write them
 _BIG = {"": "", "k": "k", "m": "M", "g": "G"}
@@ -69,9 +70,10 @@ class Rate:
         value = self.bytes_per_second
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise RateError(f"a rate holds a number of bytes per second, got {value!r}")
-        if not math.isfinite(value) or value <= 0:
+        number = float(value) if abs(value) < 2**1024 else math.inf  # a huge int: no float
+        if not 0 < number * 8 < math.inf:  # in bits too
             raise RateError(f"a rate must be finite and > 0 bytes per second, got {value!r}")
-        object.__setattr__(self, "bytes_per_second", float(value))
+        object.__setattr__(self, "bytes_per_second", number)
 
     @classmethod
     def from_bits(cls, bits_per_second: float) -> Rate:
@@ -90,7 +92,7 @@ class Rate:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise RateError(f"{field}: expected a rate like {EXAMPLE}, got {value!r}")
         if not isinstance(value, str):
-            if not math.isfinite(value) or value <= 0:
+            if not 0 < value < 2**1024:  # NaN, infinities and ints beyond a float too
                 raise RateError(f"{field}: a rate must be finite and > 0, got {value!r}")
             number = _number_text(value)
             raise RateError(
@@ -100,12 +102,16 @@ class Rate:
         match = _ACCEPTED.match(value)
         if match is None:
             raise RateError(f"{field}: {_refusal(value)}")
-        number, unit = float(match["number"]), match["unit"]
-        if unit.endswith("B/s"):
-            amount = number * _SCALE[unit[:-3].lower()]
-        else:
-            amount = number * _SCALE[unit[:-3].lower()] / 8
-        if not math.isfinite(amount) or amount <= 0:
+        text, unit = match["number"], match["unit"]
+        if not 0 < float(text) < math.inf:  # before the exact value: 1e99999999 is no number
+            raise RateError(f"{field}: a rate must be finite and > 0, got {value!r}")
+        # exactly, then rounded once: 1.1mbit is 1100000 bit/s, not 1100000.0000000002
+        scale = _SCALE[unit[:-3].lower()] * (1 if unit.endswith("B/s") else Fraction(1, 8))
+        try:
+            amount = float(Fraction(text) * scale)
+        except OverflowError:
+            amount = math.inf
+        if not 0 < amount * 8 < math.inf:  # in bits too
             raise RateError(f"{field}: a rate must be finite and > 0, got {value!r}")
         return cls(amount)
 

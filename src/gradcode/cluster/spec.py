@@ -13,7 +13,6 @@ the cluster creates, so the subnet never meets the host's own networks.
 from __future__ import annotations
 
 import ipaddress
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -132,7 +131,7 @@ class ClusterSpec:
             (node, direction, getattr(node, direction), master_rate if node.master else rate)
             for node in (*self.nodes[1:], self.master)  # the workers' first
             for direction in ("egress", "ingress")
-            if not _same(getattr(node, direction), master_rate if node.master else rate)
+            if getattr(node, direction) != (master_rate if node.master else rate)
         ]
         if not differing:
             return None
@@ -168,14 +167,6 @@ class ClusterSpec:
             for i, n in enumerate(data["nodes"])
         )
         return cls(nodes=nodes, subnet=data["subnet"], cpus=int(data["cpus"]))
-
-
-def _same(actual: Rate | None, stated: Rate) -> bool:
-    """Whether a link limited to ``actual`` is at ``stated`` (one rate spelt in two ways, 100mbit
-    and 12.5MB/s, may differ in the last bit of the float)."""
-    return actual is not None and math.isclose(
-        actual.bytes_per_second, stated.bytes_per_second, rel_tol=1e-9
-    )
 
 
 def _positive_int(value: object, what: str, low: int, high: int) -> int:

@@ -101,7 +101,9 @@ def rate_bytes(path: str, value: Any) -> float:
     if isinstance(value, str | Rate):
         return Rate.parse(value, path).bytes_per_second
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{path}: must be a rate like 100mbit or a number of bytes per second")
+        raise ValueError(
+            f"{path}: must be a rate like 100mbit or a number of bytes per second (got {value!r})"
+        )
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{path}: must be a finite number > 0")
     return float(value)
