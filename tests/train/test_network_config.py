@@ -116,6 +116,19 @@ def test_a_bad_rate_in_a_run_file_names_the_file_and_the_field(tmp_path, field, 
     assert message.startswith(f"{path}: network.links.{field}: {says}") and "\n" not in message
 
 
+def test_a_bad_rate_in_a_straggler_spec_file_names_that_file(tmp_path):
+    spec = tmp_path / "fitted.yaml"
+    params = {"rate": ["100mbit", "100Mbps"], "master_rate": "1gbit", "features": 16}
+    spec.write_text(yaml.safe_dump({"model": "shared-links", "parameters": params}))
+    run = minimal(network=LINKS, stragglers={"spec": str(spec)})
+    with pytest.raises(ConfigError) as caught:
+        parse_config(run)
+    assert str(caught.value) == (
+        f"stragglers.spec: {spec}: parameters.rate[1]: '100Mbps' is ambiguous: write 100mbit "
+        "(100 Mbit/s) or 100MB/s (100 megabytes per second)"
+    )
+
+
 @pytest.mark.parametrize(
     "stragglers",
     [

@@ -117,6 +117,7 @@ from typing import Any
 
 from gradcode.errors import UserError
 from gradcode.rate import Rate, RateError
+from gradcode.timing import model_from_spec
 from gradcode.yamlfile import read_yaml
 
 _MISSING = object()
@@ -607,7 +608,12 @@ def _spec_model(path: str, key: str) -> tuple[str, dict[str, Any]]:
     params = data.get("parameters")
     if not isinstance(params, Mapping):
         raise ConfigError(f"{key}: {path} has no parameters mapping")
-    return data["model"], {k: v for k, v in params.items() if k != "overhead"}
+    kept = {k: v for k, v in params.items() if k != "overhead"}
+    try:  # here, where the file is known: a bad rate (or any value) names it
+        model_from_spec(data["model"], kept)
+    except ValueError as error:
+        raise ConfigError(f"{key}: {path}: {' '.join(str(error).split())}") from None
+    return data["model"], kept
 
 
 def _adversaries(top: _Section) -> AdversaryConfig:
