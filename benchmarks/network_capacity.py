@@ -29,6 +29,7 @@ import time
 
 from gradcode.cluster import network
 from gradcode.cluster.control import current_spec
+from gradcode.cluster.spec import limit_bits
 
 PORT = 5202
 
@@ -77,7 +78,7 @@ def ring(streams: int, count: int) -> dict:
                 proc.wait()
     user, system, total = (a - b for a, b in zip(after, before, strict=True))
     rates = [r["bytes"] * 8 / r["seconds"] for r in results]
-    link = min(min(n.egress or 0, n.ingress or 0) for n in nodes)
+    link = min(min(limit_bits(n.egress) or 0, limit_bits(n.ingress) or 0) for n in nodes)
     return {
         "streams": streams,
         "link_mbit_s": link / 1e6,

@@ -19,6 +19,7 @@ from gradcode.cluster.network import ClusterError, limit_command, tbf
 from gradcode.cluster.rerate import RateError, job_nodes, plan_rates, run_rates
 from gradcode.cluster.spec import build_spec
 from gradcode.errors import UserError
+from gradcode.rate import Rate
 
 #: a command that exits with status 3
 EXIT_3 = [sys.executable, "-c", "raise SystemExit(3)"]
@@ -48,11 +49,13 @@ def _spec():
 
 
 def _egress(node, bits):
-    return ["tc", "-n", node, "qdisc", "replace", "dev", "gc-veth", "root", *tbf(bits)]
+    rate = Rate.from_bits(bits)
+    return ["tc", "-n", node, "qdisc", "replace", "dev", "gc-veth", "root", *tbf(rate)]
 
 
 def _ingress(port, bits):
-    return ["tc", "-n", "gc-switch", "qdisc", "replace", "dev", port, "root", *tbf(bits)]
+    rate = Rate.from_bits(bits)
+    return ["tc", "-n", "gc-switch", "qdisc", "replace", "dev", port, "root", *tbf(rate)]
 
 
 DELETE_N2_INGRESS = ["tc", "-n", "gc-switch", "qdisc", "del", "dev", "gc-n2", "root"]
@@ -60,13 +63,13 @@ DELETE_N2_INGRESS = ["tc", "-n", "gc-switch", "qdisc", "del", "dev", "gc-n2", "r
 
 def test_the_limit_commands_are_those_up_makes():
     node = _spec().node("gc-node1")
-    assert limit_command(node, "egress", 10**8) == _egress("gc-node1", 10**8)
-    assert limit_command(node, "ingress", 10**8) == _ingress("gc-n1", 10**8)
+    assert limit_command(node, "egress", Rate.from_bits(10**8)) == _egress("gc-node1", 10**8)
+    assert limit_command(node, "ingress", Rate.from_bits(10**8)) == _ingress("gc-n1", 10**8)
     assert limit_command(node, "egress", None) == [
         *["tc", "-n", "gc-node1", "qdisc", "del", "dev", "gc-veth", "root"]
     ]
     with pytest.raises(ValueError, match="direction"):
-        limit_command(node, "sideways", 10**8)
+        limit_command(node, "sideways", Rate.from_bits(10**8))
 
 
 @pytest.mark.parametrize(
@@ -74,7 +77,9 @@ def test_the_limit_commands_are_those_up_makes():
     [
         ("fast", None, "--rate: expected a rate like 100mbit"),
         ("none", None, "--rate: a rate like 100mbit"),
-        ("0", None, "--rate: a rate like 100mbit"),
+        ("0", None, "--rate: write none for an unlimited link"),
+        ("100mbps", None, "--rate: '100mbps' is ambiguous: write 100mbit"),
+        ("10mbit", "100", "--master-rate: '100' has no unit"),
         ("1kbit", None, "--rate: '1kbit' is below 8kbit"),
         ("10mbit", "-5", "--master-rate"),
         ("10mbit", "none", "--master-rate: a rate like 100mbit"),
@@ -88,7 +93,7 @@ def test_a_bad_rate_is_one_line_naming_the_option(rate, master, message):
 def test_the_plan_sets_every_node_both_ways_and_restores_the_clusters_own_rates():
     spec = _spec()
     plan = plan_rates(spec, "25mbit", "50mbit")
-    assert (plan.rate, plan.master_rate) == (25 * 10**6, 50 * 10**6)
+    assert (plan.rate, plan.master_rate) == (Rate.from_bits(25 * 10**6), Rate.from_bits(5 * 10**7))
     assert [limit.command(spec) for limit in plan.during] == [
         _egress("gc-node0", 50 * 10**6),
         _ingress("gc-n0", 50 * 10**6),
@@ -106,7 +111,9 @@ def test_the_plan_sets_every_node_both_ways_and_restores_the_clusters_own_rates(
         _egress("gc-node0", 2 * 10**8),
     ]
     # the master's rate defaults to the workers'
-    assert {limit.rate for limit in plan_rates(spec, "25mbit").during} == {25 * 10**6}
+    assert {limit.rate for limit in plan_rates(spec, "3125kB/s").during} == {
+        Rate.from_bits(25 * 10**6)
+    }
 
 
 def test_the_command_runs_between_setting_and_restoring_and_its_status_is_returned(calls, tmp_path):
@@ -128,6 +135,7 @@ def test_the_command_runs_between_setting_and_restoring_and_its_status_is_return
     ]
     done = json.loads(record.read_text())
     assert done["returncode"] == 3 and done["stated"]["rate"] == "25mbit"
+    assert done["rate"] == done["set"][-1]["rate"] == 25 * 10**6  # bits per second, as before
     assert [r["command"] for r in done["set"]] == [" ".join(c) for c in calls[:6]]
     assert done["restored"][0] == {
         "node": "gc-node2",
@@ -193,8 +201,8 @@ def test_in_a_slurm_job_only_its_own_nodes_change(monkeypatch, calls):
     # in the cluster's order however SLURM lists them; the master's at its own rate
     plan = plan_rates(spec, "25mbit", "50mbit", ["gc-node2", "gc-node0"])
     assert [(lim.node, lim.rate) for lim in plan.during] == [
-        *[("gc-node0", 50 * 10**6)] * 2,
-        *[("gc-node2", 25 * 10**6)] * 2,
+        *[("gc-node0", Rate.from_bits(50 * 10**6))] * 2,
+        *[("gc-node2", Rate.from_bits(25 * 10**6))] * 2,
     ]
     with pytest.raises(UserError, match="no node 'gc-node7'"):
         plan_rates(spec, "25mbit", None, ["gc-node7"])

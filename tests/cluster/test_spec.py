@@ -15,38 +15,53 @@ from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
     build_spec,
-    format_rate,
+    format_limit,
+    limit_bits,
+    parse_limit,
     parse_node_rate,
-    parse_rate,
 )
 from gradcode.errors import UserError
+from gradcode.rate import Rate
 
 
-def test_rates_parse_and_format():
-    assert parse_rate("100mbit", "rate") == 100_000_000
-    assert parse_rate("1gbit", "rate") == 10**9
-    assert parse_rate("2.5Mbit", "rate") == 2_500_000
-    assert parse_rate(50_000, "rate") == 50_000
-    assert parse_rate("none", "rate") is None
-    assert parse_rate(0, "rate") is None
-    assert format_rate(100_000_000) == "100mbit"
-    assert format_rate(None) == "unlimited"
-    assert format_rate(1_500_000) == "1500kbit"
+def mbit(count: float) -> Rate:
+    return Rate.from_bits(count * 10**6)
+
+
+def test_limits_parse_and_format():
+    assert parse_limit("100mbit", "rate") == Rate.from_bits(100_000_000)
+    assert parse_limit("1gbit", "rate") == Rate.from_bits(10**9)
+    assert parse_limit("2.5Mbit", "rate") == Rate.from_bits(2_500_000)
+    assert parse_limit("12.5MB/s", "rate") == Rate.from_bits(100_000_000)
+    assert parse_limit("none", "rate") is None
+    assert parse_limit("unlimited", "rate") is None
+    assert parse_limit(None, "rate") is None
+    assert format_limit(Rate.from_bits(100_000_000)) == "100mbit"
+    assert format_limit(None) == "unlimited"
+    assert format_limit(Rate.from_bits(1_500_000)) == "1500kbit"
+    assert limit_bits(Rate.from_bits(1_500_000)) == 1_500_000 and limit_bits(None) is None
 
 
 @pytest.mark.parametrize(
     ("value", "says"),
     [
         ("fast", "expected a rate"),
-        ("100MB", "expected a rate"),
-        (-5, "positive"),
+        ("100MB", "unknown rate unit"),
+        ("100mbps", "ambiguous: write 100mbit .* or 100MB/s"),
+        ("100Mbps", "ambiguous: write 100mbit .* or 100MB/s"),
+        (50_000, "has no unit: write 50000bit .* or 50000B/s"),
+        ("50000", "has no unit"),
+        (0, "write none for an unlimited link"),
+        ("0", "write none for an unlimited link"),
+        (-5, "must be finite and > 0"),
         ("1kbit", "below 8kbit"),
+        ("1000.1B/s", "whole bits per second"),
         (True, "expected a rate"),
     ],
 )
 def test_bad_rates_are_one_line_errors_naming_the_option(value, says):
     with pytest.raises(ClusterSpecError, match=says) as caught:
-        parse_rate(value, "egress")
+        parse_limit(value, "egress")
     assert str(caught.value).startswith("egress: ")
     assert "\n" not in str(caught.value)
 
@@ -55,18 +70,20 @@ def test_spec_nodes_addresses_and_rates():
     spec = build_spec({"nodes": 5, "rate": "100mbit", "master_rate": "50mbit"})
     assert [n.name for n in spec.nodes] == [f"gc-node{i}" for i in range(5)]
     assert [n.address for n in spec.nodes] == [f"10.251.0.{10 + i}" for i in range(5)]
-    assert spec.master.master and (spec.master.egress, spec.master.ingress) == (50e6, 50e6)
-    assert all((n.egress, n.ingress) == (100e6, 100e6) for n in spec.nodes[1:])
+    assert spec.master.master and (spec.master.egress, spec.master.ingress) == (mbit(50),) * 2
+    assert all((n.egress, n.ingress) == (mbit(100), mbit(100)) for n in spec.nodes[1:])
     assert spec.prefixlen == 24
     assert ClusterSpec.from_dict(spec.as_dict()) == spec
+    # the state file keeps whole bits per second, as it always has
+    assert spec.as_dict()["nodes"][1]["egress"] == 100_000_000
 
 
 def test_directions_are_separate_and_the_master_defaults_to_the_workers():
     spec = build_spec({"nodes": 2, "egress": "10mbit", "ingress": "20mbit"})
-    assert (spec.master.egress, spec.master.ingress) == (10**7, 2 * 10**7)
+    assert (spec.master.egress, spec.master.ingress) == (mbit(10), mbit(20))
     spec = build_spec({"nodes": 3, "rate": "1gbit", "master_ingress": "300mbit"})
-    assert (spec.master.egress, spec.master.ingress) == (10**9, 3 * 10**8)
-    assert spec.nodes[1].ingress == 10**9
+    assert (spec.master.egress, spec.master.ingress) == (mbit(1000), mbit(300))
+    assert spec.nodes[1].ingress == mbit(1000)
 
 
 def test_per_node_rates_override_the_role_rates():
@@ -78,11 +95,23 @@ def test_per_node_rates_override_the_role_rates():
         }
     )
     assert [(n.egress, n.ingress) for n in spec.nodes] == [
-        (10**8, 10**8), (10**8, 10**8), (10**7, 10**7), (10**8, 2 * 10**7),
+        (mbit(100), mbit(100)), (mbit(100), mbit(100)), (mbit(10), mbit(10)),
+        (mbit(100), mbit(20)),
     ]  # fmt: skip
     assert parse_node_rate("gc-node1=5mbit/1mbit") == (
         "gc-node1", {"egress": "5mbit", "ingress": "1mbit"},
     )  # fmt: skip
+    # a rate's own /s stays with it
+    assert parse_node_rate("gc-node1=5MB/s/1mbit") == (
+        "gc-node1", {"egress": "5MB/s", "ingress": "1mbit"},
+    )  # fmt: skip
+    assert parse_node_rate("gc-node1=5MB/s") == (
+        "gc-node1", {"egress": "5MB/s", "ingress": "5MB/s"},
+    )  # fmt: skip
+    with pytest.raises(ClusterSpecError, match="--node-rate gc-node1=5mbps: '5mbps' is ambig"):
+        parse_node_rate("gc-node1=5mbps")
+    with pytest.raises(ClusterSpecError, match="expected NODE=RATE or NODE=EGRESS/INGRESS"):
+        parse_node_rate("gc-node1=5mbit/1mbit/2mbit")
 
 
 @pytest.mark.parametrize(
@@ -92,6 +121,7 @@ def test_per_node_rates_override_the_role_rates():
         ({"nodes": 2, "node_rates": {"gc-node1": {"up": "1mbit"}}}, "expected egress and/or"),
         ({"nodes": 2, "node_rates": ["gc-node1"]}, "node_rates must map"),
         ({"nodes": 2, "node_rates": {"gc-node1": "slow"}}, "node_rates.gc-node1: expected"),
+        ({"nodes": 2, "node_rates": {"gc-node1": {"egress": "1mbps"}}}, "gc-node1.egress: '1m"),
         ({"nodes": 1}, "nodes must be an integer from 2"),
         ({"nodes": "4"}, "nodes must be an integer"),
         ({"subnet": "8.8.8.0/24"}, "not a private IPv4 range"),
@@ -109,9 +139,10 @@ def test_bad_specs_are_refused_in_one_line(options, says):
 
 
 def test_tbf_bucket_holds_half_a_millisecond_and_at_least_four_frames():
-    assert tbf(100_000_000)[:6] == ["tbf", "rate", "100000000bit", "burst", "6250", "latency"]
-    assert tbf(1_000_000_000)[4] == "62500"
-    assert tbf(10_000_000)[4] == str(4 * 1514)
+    assert tbf(mbit(100))[:6] == ["tbf", "rate", "100000000bit", "burst", "6250", "latency"]
+    assert tbf(mbit(1000))[4] == "62500"
+    assert tbf(mbit(10))[4] == str(4 * 1514)
+    assert tbf(Rate.parse("12.5MB/s", "rate")) == tbf(mbit(100))
 
 
 def test_slurm_conf_has_every_node_by_address_and_the_controller_on_the_master():
@@ -200,6 +231,46 @@ def test_cli_refuses_a_bad_node_rate_in_one_line():
     )  # fmt: skip
     assert done.returncode == 2 and "expected NODE=RATE" in done.stderr
     assert done.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--rate", "100mbps"), ("--master-egress", "100"), ("--ingress", "1Mb/s")]
+)
+def test_cli_refuses_an_ambiguous_rate_in_one_line_naming_the_option(option, value):
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcode", "cluster", "up", option, value],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
+    assert f"{option}: '{value}'" in done.stderr
+    assert "bit/s)" in done.stderr and "bytes per second)" in done.stderr  # both readings
+
+
+def test_a_spec_files_bad_rate_names_the_file_and_the_key(tmp_path):
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text("nodes: 3\nrate: 100mbit\nmaster_rate: 200mbps\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcode", "cluster", "up", "--spec", str(spec)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
+    assert f"{spec}: master_rate: '200mbps' is ambiguous: write 200mbit" in done.stderr
+
+
+def test_a_mismatch_between_stated_and_actual_links_names_both_rates():
+    spec = build_spec({"nodes": 3, "rate": "100mbit", "master_rate": "200mbit"})
+    assert spec.link_mismatch(mbit(100), mbit(200)) is None
+    # the same rates spelt in bytes
+    assert spec.link_mismatch(Rate.parse("12.5MB/s", "r"), Rate.parse("25MB/s", "r")) is None
+    said = spec.link_mismatch(mbit(800), mbit(200))
+    assert said == (
+        "network.links.rate states 800mbit, but the emulated cluster that is up has "
+        "gc-node1's egress at 100mbit; 3 more link directions differ"
+    )
+    said = spec.link_mismatch(mbit(100), mbit(100))
+    assert "network.links.master_rate states 100mbit" in said and "egress at 200mbit" in said
+    slow = build_spec({"nodes": 3, "rate": "100mbit", "node_rates": {"gc-node2": "none"}})
+    assert "gc-node2's egress at unlimited" in slow.link_mismatch(mbit(100), mbit(100))
 
 
 def test_cli_refuses_a_bad_option_in_one_line():

@@ -13,6 +13,7 @@ from gradcode.errors import UserError
 from gradcode.fit.observations import ObservationError, pooled, read_run
 from gradcode.fit.predict import predict_runs
 from gradcode.fit.runs import fit_runs
+from gradcode.rate import Rate
 from gradcode.sim.spec import load_spec
 from tests.fit.fake_runs import write_run, write_tree_run
 
@@ -201,9 +202,13 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     fitted = fit_runs([run], bootstrap=20)
     assert fitted.model == "shared-links"
     params = fitted.spec()["parameters"]
-    assert params["rate"] == pytest.approx(RATE)  # bytes over the least contended transfer
+    # the rates written with their unit (gradcode.rate), exactly the fitted bytes per second
+    rate = Rate.parse(params["rate"], "rate").bytes_per_second
+    master_rate = Rate.parse(params["master_rate"], "master_rate").bytes_per_second
+    assert rate == fitted.links()["rate"] and master_rate == fitted.links()["master_rate"]
+    assert rate == pytest.approx(RATE)  # bytes over the least contended transfer
     # four copies of the model (l + 1 float64s) were through when the last worker had it
-    assert params["master_rate"] == pytest.approx(4 * 8 * (FEATURES + 1) / 0.2)
+    assert master_rate == pytest.approx(4 * 8 * (FEATURES + 1) / 0.2)
     assert params["starts"] == pytest.approx(list(starts))
     assert params["download"] is False and params["data"] == 4
     assert params["a"] == pytest.approx(TRUTH["t1"], abs=0.002)
@@ -213,7 +218,7 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     # every transfer took exactly bytes / RATE here: a rate, but no spread to bound it with
     assert links["workers"][0]["bytes_per_second"] == pytest.approx(RATE)
     assert links["workers"][0]["interval"] is None and "constant" in links["workers"][0]["reason"]
-    assert links["master"]["interval"] == pytest.approx([params["master_rate"]] * 2)
+    assert links["master"]["interval"] == pytest.approx([master_rate] * 2)
     load_spec(fitted.spec(), origin="fitted")
     forced = fit_runs([run], bootstrap=20, model="master-worker")
     assert forced.spec()["model"] == "master-worker"

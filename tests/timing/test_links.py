@@ -10,6 +10,7 @@ import pytest
 
 from gradcode.codes import build
 from gradcode.codes.tree import MASTER
+from gradcode.rate import Rate
 from gradcode.sim.montecarlo import simulate
 from gradcode.sim.spec import load_spec
 from gradcode.timing import TIMING_MODELS, LinksModel, model_from_spec
@@ -44,6 +45,15 @@ def test_registered_and_built_from_a_spec():
     ("params", "expected"),
     [
         ({"rate": "1furlong", "features": 3}, "parameters.rate: unknown rate unit"),
+        ({"rate": "100mbps", "features": 3}, "parameters.rate: '100mbps' is ambiguous: write"),
+        ({"rate": ["1mbit", "1mbps"], "features": 3}, r"parameters.rate\[1\]: '1mbps' is amb"),
+        (
+            {"rate": {"counts": [1], "values": ["1Mb/s"]}, "features": 3},
+            r"parameters.rate.values\[0\]: '1Mb/s' is ambiguous",
+        ),
+        ({"rate": 1e6, "master_rate": "2", "features": 3}, "parameters.master_rate: '2' has no"),
+        ({"rate": -1, "features": 3}, "parameters.rate: must be a finite number > 0"),
+        ({"rate": True, "features": 3}, "parameters.rate: must be a rate like 100mbit"),
         ({"rate": 1e6}, "parameters.features: missing"),
         ({"rate": 1e6, "features": 0}, "parameters.features: must be an integer >= 1"),
         ({"rate": [1e6, 2e6], "features": 3}, "parameters.master_rate: needed"),
@@ -57,9 +67,26 @@ def test_bad_parameters_name_the_key(params, expected):
         model_from_spec("shared-links", params)
 
 
-def test_rates_in_tc_units():
-    assert rate_bytes("r", "100mbit") == R and rate_bytes("r", "1kbps") == 1000.0
+def test_rates_in_the_one_grammar_or_numbers_of_bytes_per_second():
+    assert rate_bytes("r", "100mbit") == R == rate_bytes("r", "12.5MB/s")
     assert rate_bytes("r", "8bit") == 1.0 and rate_bytes("r", 5) == 5.0
+    assert rate_bytes("r", Rate(R)) == R
+    exact = 11_960_123.456789  # a fitted rate, written as its canonical spelling
+    assert rate_bytes("r", str(Rate(exact))) == exact
+
+
+def test_rates_per_worker_and_per_type_may_be_spelt():
+    model = model_from_spec(
+        "shared-links",
+        {"rate": ["100mbit", "12.5MB/s", 12.5e6], "master_rate": "1gbit", "features": L},
+    )
+    assert model.rate.values == (R, R, R) and model.params()["rate"] == [R, R, R]
+    model = model_from_spec(
+        "shared-links",
+        {"rate": {"counts": [2, 1], "values": ["100mbit", "50mbit"]}, "master_rate": "1gbit",
+         "features": L},
+    )  # fmt: skip
+    assert model.rate.for_workers(3).tolist() == [R, R, R / 2]
 
 
 def test_one_message_on_idle_links():

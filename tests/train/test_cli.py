@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
 
@@ -61,3 +62,37 @@ def test_check_counts_spares_and_says_which_kills_they_absorb(tmp_path, logistic
     assert "MPI ranks    6" in out and "1 spare ranks take" in out and "will stop" not in out
     invoke(["train", "check", str(alone)])
     assert "cannot decode without workers [0, 1]: the run will stop" in capsys.readouterr().out
+
+
+def _cluster_up(monkeypatch, folder, **options):
+    """The state file of an emulated cluster that is up, in ``folder`` (nothing is made)."""
+    from gradcode.cluster import state
+    from gradcode.cluster.spec import build_spec
+
+    folder.mkdir()
+    spec = build_spec(options)
+    document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
+    (folder / "state.json").write_text(json.dumps(document))
+    monkeypatch.setattr(state, "RUN_DIR", folder)
+
+
+def test_check_says_when_the_cluster_that_is_up_has_other_links(
+    tmp_path, logistic_data, capsys, monkeypatch
+):
+    run = base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 1}})
+
+    def network_line(rate: str) -> str:
+        run_file = write_run(tmp_path / "links.yaml", run | {"network": {"links": {"rate": rate}}})
+        invoke(["train", "check", str(run_file)])
+        return next(line for line in capsys.readouterr().out.splitlines() if "network" in line)
+
+    assert "warning" not in network_line("100mbit")  # no cluster is up: nothing to compare
+    _cluster_up(monkeypatch, tmp_path / "cluster", nodes=5, rate="100mbit")
+    assert "warning" not in network_line("100mbit")
+    assert "warning" not in network_line("12.5MB/s")  # the same rate, in bytes
+    # a run file's old 100mbps, 100 megabytes per second: eight times the cluster's links
+    line = network_line("100MB/s")
+    assert line.endswith(
+        "; warning: network.links.rate states 800mbit, but the emulated cluster that is up has "
+        "gc-node1's egress at 100mbit; 9 more link directions differ"
+    )

@@ -12,7 +12,7 @@ import pytest
 
 from gradcode.timing.links import message_time
 from gradcode.train.launch import mpiexec, run_command
-from gradcode.train.linkprobe import parse_size
+from gradcode.train.linkprobe import parse_args, parse_size
 
 pytestmark = pytest.mark.mpi
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +57,17 @@ def test_probe_times_every_size_both_ways_with_three_ranks(tmp_path):
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(messages) and set(rows[0]) >= {"peer", "bytes", "time", "rate"}
     assert "fit: latency" in stdout
+
+
+def test_the_stated_rates_are_read_in_the_one_grammar(capsys):
+    args = parse_args(["--out", "x", "--rate", "12.5MB/s", "--master-rate", "200mbit"])
+    assert (args.rate_bytes, args.master_bytes) == (12.5e6, 25e6)
+    with pytest.raises(SystemExit):
+        parse_args(["--out", "x", "--rate", "100mbps"])
+    assert (
+        "--rate: '100mbps' is ambiguous: write 100mbit (100 Mbit/s) or 100MB/s (100 megabytes "
+        "per second)" in capsys.readouterr().err
+    )
 
 
 def test_probe_refuses_one_rank(tmp_path):

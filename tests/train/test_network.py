@@ -3,10 +3,12 @@ message's measured transfer time is logged, and no communication delay is inject
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
+from gradcode.cluster.spec import build_spec
 from gradcode.train.protocol import H
 from tests.helpers.mpi import base_run, run_config, write_run
 
@@ -53,6 +55,30 @@ def test_a_run_on_links_records_nodes_transport_and_transfer_times(tmp_path, log
             assert message["arrival"] == message["received"]
 
 
+def test_a_run_whose_links_differ_from_the_cluster_that_is_up_says_so(
+    tmp_path, logistic_data, monkeypatch
+):
+    # the cluster's state file, as gradcode cluster up leaves it (no namespace is needed: the
+    # job only reads it)
+    folder = tmp_path / "cluster"
+    folder.mkdir()
+    spec = build_spec({"nodes": 5, "rate": "100mbit", "master_rate": "1gbit"})
+    document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
+    (folder / "state.json").write_text(json.dumps(document))
+    monkeypatch.setenv("GRADCODE_CLUSTER_RUN_DIR", str(folder))
+    # what a run file's 100mbps meant before: 100 megabytes per second
+    links = {"links": {"rate": "100MB/s", "master_rate": "1gbit"}}
+    run = base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 1}}, network=links)
+    job = run_config(tmp_path, run, ranks=5).check()
+    warnings = [line for line in job.result.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        f"gradcode.train: warning: {job.run_file}: network.links.rate states 800mbit, but the "
+        "emulated cluster that is up has gc-node1's egress at 100mbit; 7 more link directions "
+        "differ"
+    ]
+    assert job.summary()["communication"]["links"]["rate"] == 100e6  # what the file states
+
+
 def test_a_tree_on_links_logs_its_root_transfers(tmp_path, logistic_data):
     run = base_run(
         logistic_data,
@@ -96,10 +122,11 @@ def test_check_prints_the_links_and_their_prediction(tmp_path, logistic_data, ca
     run = base_run(
         logistic_data,
         scheme={"name": "frc", "params": {"n": 4, "s": 1}},
-        network={"links": {"rate": 1000, "latency": 0.5}},
+        network={"links": {"rate": "1kB/s", "latency": 0.5}},
     )
     assert invoke(["train", "check", str(write_run(tmp_path / "links.yaml", run))]) == 0
     out = capsys.readouterr().out
+    assert "real links, rate 8kbit (1000 B/s), master 8kbit (1000 B/s)" in out
     nbytes = 8 * (16 + H)  # 16 features and the runtime's header
     assert f"a result message ({nbytes} B) takes {(0.5 + nbytes / 1000) * 1e3:.3g} ms" in out
     assert f"{(0.5 + 4 * nbytes / 1000) * 1e3:.3g} ms when all 4 arrive together" in out

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gradcode.codes import build
 from gradcode.timing.links import PAYLOAD_FRACTION
-from gradcode.train.config import LinksConfig, load_config, parse_config, parse_rate
+from gradcode.train.config import ConfigError, LinksConfig, load_config, parse_config
 from gradcode.train.node import summarize_ranks
 from gradcode.train.plan import build_plan
 from gradcode.train.protocol import H
@@ -20,31 +21,15 @@ LINKS = {"links": {"rate": "100mbit"}}
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize(
-    ("text", "bytes_per_second"),
-    [
-        ("100mbit", 12.5e6),
-        ("1gbit", 125e6),
-        ("8kbit", 1000.0),
-        ("1mibit", 1024**2 / 8),
-        ("2mbps", 2e6),
-        ("500bps", 500.0),
-        ("12.5MBit", 12.5e6 / 8),
-        (1e6, 1e6),
-        (250, 250.0),
-    ],
-)
-def test_rates_read_as_tc_reads_them(text, bytes_per_second):
-    assert parse_rate("r", text) == pytest.approx(bytes_per_second)
-
-
 def test_links_are_parsed_and_the_master_rate_defaults_to_the_rate():
     config = parse_config(minimal(network={"links": {"rate": "100mbit", "latency": 0.001}}))
     links = config.network.links
     assert links.rate == links.master_rate == 12.5e6
     assert links.latency == 0.001 and links.rate_text == "100mbit"
-    config = parse_config(minimal(network={"links": {"rate": 1e6, "master_rate": "1gbit"}}))
-    assert config.network.links.master_rate == 125e6
+    config = parse_config(minimal(network={"links": {"rate": "1MB/s", "master_rate": "1gbit"}}))
+    assert config.network.links.rate == 1e6 and config.network.links.master_rate == 125e6
+    # the canonical spelling, whichever was written
+    assert config.network.links.rate_text == "8mbit"
     assert parse_config(minimal(network={})).network.links is None
     assert parse_config(minimal()).network is None
 
@@ -59,10 +44,20 @@ def test_links_do_not_change_the_fingerprint():
     ("change", "expected"),
     [
         ({"network": {"links": {"rate": "100furlongs"}}}, "network.links.rate: unknown rate unit"),
-        ({"network": {"links": {"rate": -3}}}, "network.links.rate: must be a finite number > 0"),
-        ({"network": {"links": {"rate": "0mbit"}}}, "network.links.rate: must be a rate > 0"),
+        ({"network": {"links": {"rate": -3}}}, "network.links.rate: a rate must be finite and"),
+        ({"network": {"links": {"rate": "0mbit"}}}, "network.links.rate: a rate must be finite"),
+        ({"network": {"links": {"rate": 1e6}}}, "network.links.rate: 1000000.0 has no unit"),
+        (
+            {"network": {"links": {"rate": "100mbps"}}},
+            "network.links.rate: '100mbps' is ambiguous: write 100mbit (100 Mbit/s) or 100MB/s "
+            "(100 megabytes per second)",
+        ),
+        (
+            {"network": {"links": {"rate": "100mbit", "master_rate": "1gbps"}}},
+            "network.links.master_rate: '1gbps' is ambiguous",
+        ),
         ({"network": {"links": {}}}, "network.links.rate: missing"),
-        ({"network": {"links": {"rate": 1, "burst": 2}}}, "network.links.burst: unknown key"),
+        ({"network": {"links": {"rate": "8bit", "burst": 2}}}, "network.links.burst: unknown key"),
         ({"network": {"ports": 1}}, "network.ports: unknown key"),
         (
             {"network": LINKS, "bandwidth": {"bytes_per_second": 1e6}},
@@ -96,6 +91,42 @@ def test_links_do_not_change_the_fingerprint():
 )
 def test_combinations_that_make_no_sense_are_one_line_errors(change, expected):
     assert expected in error_of(minimal(**change))
+
+
+@pytest.mark.parametrize("field", ["rate", "master_rate"])
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("100mbps", "'100mbps' is ambiguous: write 100mbit (100 Mbit/s) or 100MB/s (100 "
+         "megabytes per second)"),
+        (12500000, "12500000 has no unit: write 12500000bit (12500000 bit/s) or 12500000B/s"),
+        ("-1mbit", "a rate must be > 0, got '-1mbit'"),
+        (".nan", "a rate must be finite and > 0, got nan"),
+        ("fast", "expected a rate like 100mbit or 12.5MB/s"),
+    ],
+)  # fmt: skip
+def test_a_bad_rate_in_a_run_file_names_the_file_and_the_field(tmp_path, field, value, says):
+    links = {"rate": "100mbit", "master_rate": "200mbit", field: value}
+    text = yaml.safe_dump(minimal(network={"links": links}))
+    path = tmp_path / "run.yaml"
+    path.write_text(text.replace("'.nan'", ".nan"))  # YAML's NaN, a float
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: network.links.{field}: {says}") and "\n" not in message
+
+
+def test_a_bad_rate_in_a_straggler_spec_file_names_that_file(tmp_path):
+    spec = tmp_path / "fitted.yaml"
+    params = {"rate": ["100mbit", "100Mbps"], "master_rate": "1gbit", "features": 16}
+    spec.write_text(yaml.safe_dump({"model": "shared-links", "parameters": params}))
+    run = minimal(network=LINKS, stragglers={"spec": str(spec)})
+    with pytest.raises(ConfigError) as caught:
+        parse_config(run)
+    assert str(caught.value) == (
+        f"stragglers.spec: {spec}: parameters.rate[1]: '100Mbps' is ambiguous: write 100mbit "
+        "(100 Mbit/s) or 100MB/s (100 megabytes per second)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -173,6 +173,67 @@ def _dry_run(tmp_path, config, env=None):
 
 CODES = "codes: {verify: [{id: x, scheme: uncoded, params: {n: 2}}]}"
 
+#: the config schema's one definition of a rate
+RATE_REF = "#/$defs/rate"
+
+
+def _rate_fields(node, path=()):
+    """Every place of the config schema that holds a rate, by its path (``[]``: an array's
+    items), and every property named like one (``rate``, ``*_rate``, ``rates``)."""
+    for key, value in node.get("properties", {}).items():
+        if key == "rate" or key.endswith(("_rate", "rates")):
+            yield (*path, key), value
+        yield from _rate_fields(value, (*path, key))
+    if isinstance(node.get("items"), dict):
+        yield from _rate_fields(node["items"], (*path, "[]"))
+
+
+def _config_with(path, value):
+    """A config holding ``value`` at the schema path ``path`` (the cluster's links need nodes)."""
+    config = {"codes": {"verify": [{"id": "x", "scheme": "uncoded", "params": {"n": 2}}]}}
+    node = config
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    if path[-2:-1] == ("links",):
+        node.update({"nodes": 3, "rate": "100mbit"})
+    node[path[-1]] = [value] if path[-1] == "rates" else value
+    return config
+
+
+def test_every_rate_field_of_the_config_schema_takes_the_one_grammar():
+    import jsonschema
+    import yaml
+
+    from gradcode.rate import PATTERN, Rate
+
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    assert schema["$defs"]["rate"]["pattern"] == PATTERN  # the grammar, not a copy of it
+    fields = dict(_rate_fields(schema))
+    assert set(fields) == {
+        ("cluster", "links", "rate"),
+        ("cluster", "links", "master_rate"),
+        ("cluster", "links", "rates"),
+    }
+    for path, field in fields.items():
+        reference = field["items"] if field.get("type") == "array" else field
+        assert reference["$ref"] == RATE_REF, path
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in fields:
+        for good in ("100mbit", "2.5Gbit", "12.5MB/s", "1kB/s"):
+            Rate.parse(good, "rate")
+            assert validator.is_valid(_config_with(path, good)), (path, good)
+        for bad in ("100mbps", "100Mbps", "100MBps", "1Mb/s", "100", "100KiB/s", "fast", 100):
+            assert not validator.is_valid(_config_with(path, bad)), (path, bad)
+
+
+def test_a_sweep_of_one_rate_spelt_twice_fails_at_dag_construction(tmp_path):
+    links = "cluster: {links: {nodes: 3, rate: 100mbit, rates: [100mbit, 12.5MB/s]}}"
+    result, out = _dry_run(tmp_path, f"{CODES}\n{links}")
+    assert result.returncode != 0
+    assert "config cluster.links.rates[1]: '12.5MB/s' is 100mbit, which the list already" in out
+    result, out = _dry_run(tmp_path, f"{CODES}\ncluster: {{links: {{nodes: 3, rate: 100mbps}}}}")
+    assert result.returncode != 0 and "100mbps" in out
+
 
 def test_bad_experiment_fails_naming_file_run_and_key(tmp_path):
     experiment = tmp_path / "broken.yaml"

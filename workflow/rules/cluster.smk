@@ -28,6 +28,7 @@ if _CLUSTER.get("links"):
 
 
 if _CLUSTER.get("links", {}).get("rates"):
+    _SWEEP = cluster_link_rates(_CLUSTER["links"])
 
     # message time vs rate: the probe at every rate of cluster.links.rates in turn, each
     # inside gradcode cluster rate (the links of the job's nodes at that rate, every node's
@@ -35,15 +36,9 @@ if _CLUSTER.get("links", {}).get("rates"):
     # only while nothing else uses those links (the slurm-cluster profile adds --exclusive)
     rule cluster_link_rates:
         output:
-            links=expand(
-                f"{LINK_RATES}/{{rate}}/links.json", rate=_CLUSTER["links"]["rates"]
-            ),
-            tables=expand(
-                f"{LINK_RATES}/{{rate}}/links.csv", rate=_CLUSTER["links"]["rates"]
-            ),
-            records=expand(
-                f"{LINK_RATES}/{{rate}}/rate.json", rate=_CLUSTER["links"]["rates"]
-            ),
+            links=expand(f"{LINK_RATES}/{{rate}}/links.json", rate=_SWEEP),
+            tables=expand(f"{LINK_RATES}/{{rate}}/links.csv", rate=_SWEEP),
+            records=expand(f"{LINK_RATES}/{{rate}}/rate.json", rate=_SWEEP),
         log:
             "results/logs/cluster/link-rates.log",
         conda:
@@ -72,7 +67,7 @@ if _CLUSTER.get("links", {}).get("rates"):
         conda:
             "../../envs/gradcode.yaml"
         params:
-            rates=_CLUSTER["links"]["rates"],
+            rates=_SWEEP,
         script:
             "../scripts/cluster_link_rates.py"
 

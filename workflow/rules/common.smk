@@ -34,6 +34,7 @@ from gradcode.pipeline.runs import collect_runs
 from gradcode.pipeline.specs import collect_specs
 from gradcode.pipeline.stand_ins import resolve_data
 from gradcode.plugins import one_line_plugin_warnings
+from gradcode.rate import Rate
 
 one_line_plugin_warnings()
 validate(config, schema="../schemas/config.schema.yaml")
@@ -266,15 +267,17 @@ def all_outputs():
 
 
 def cluster_probe_args(links):
-    """The link probe's options from config cluster.links."""
+    """The link probe's options from config cluster.links (its rates checked at DAG
+    construction, naming the key, and passed on in their canonical spelling)."""
     words = [
         "--rate",
-        links["rate"],
+        str(Rate.parse(links["rate"], "config cluster.links.rate")),
         "--sizes",
         links.get("sizes", "64KiB,256KiB,1MiB,4MiB"),
     ]
     if links.get("master_rate"):
-        words += ["--master-rate", links["master_rate"]]
+        master = Rate.parse(links["master_rate"], "config cluster.links.master_rate")
+        words += ["--master-rate", str(master)]
     words += ["--repeats", str(links.get("repeats", 3))]
     return shlex.join(words)
 
@@ -285,12 +288,19 @@ LINK_RATES = "results/cluster/link-rates"
 
 def cluster_link_rates(links):
     """config cluster.links.rates, each checked as gradcode cluster rate will (at DAG
-    construction, naming the key)."""
+    construction, naming the key), in their canonical spelling (100mbit: a folder's name, and
+    12.5MB/s the same rate)."""
     from gradcode.cluster.rerate import parse_sweep_rate
 
-    rates = links.get("rates") or []
-    for index, rate in enumerate(rates):
-        parse_sweep_rate(rate, f"config cluster.links.rates[{index}]")
+    rates = []
+    for index, rate in enumerate(links.get("rates") or []):
+        key = f"config cluster.links.rates[{index}]"
+        canonical = str(parse_sweep_rate(rate, key))
+        if canonical in rates:
+            raise ValueError(
+                f"{key}: {rate!r} is {canonical}, which the list already has"
+            )
+        rates.append(canonical)
     return rates
 
 

@@ -23,22 +23,26 @@ def _spec(args: argparse.Namespace):
     from gradcode.yamlfile import read_yaml
 
     options: dict[str, Any] = {}
+    names: dict[str, str] = {}  # how a bad value's message names its key: file or option
     if args.spec:
         loaded = read_yaml(args.spec, ClusterSpecError)
         if not isinstance(loaded, dict):
             raise ClusterSpecError(f"{args.spec}: expected a mapping of cluster options")
         options.update(loaded)
+        names.update((key, f"{args.spec}: {key}") for key in loaded)
     for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
+            names[key] = f"--{key}"
     for key in ("rate", "egress", "ingress"):
         if getattr(args, f"master_{key}") is not None:
             options[f"master_{key}"] = getattr(args, f"master_{key}")
+            names[f"master_{key}"] = f"--master-{key}"
     if args.node_rate:
         node_rates = dict(options.get("node_rates") or {})
         node_rates.update(parse_node_rate(text) for text in args.node_rate)
         options["node_rates"] = node_rates
-    return build_spec(options)
+    return build_spec(options, names)
 
 
 def _no_rest(rest: list[str]) -> None:
@@ -157,7 +161,8 @@ def cmd_ulfm(args: argparse.Namespace, rest: list[str]) -> int:
 def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
     _no_rest(rest)
     from gradcode.cluster import control, probe
-    from gradcode.cluster.spec import format_rate
+    from gradcode.cluster.spec import format_limit
+    from gradcode.rate import Rate
 
     spec = control.current_spec()
     source, target = spec.node(args.source), spec.node(args.target)
@@ -170,17 +175,17 @@ def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
         "bytes": result.bytes,
         "seconds": round(result.seconds, 4),
         "mbit_per_s": round(result.bits_per_second / 1e6, 2),
-        "configured": format_rate(expected),
+        "configured": format_limit(expected),
     }
     if expected is not None:
-        line["ratio"] = round(result.bits_per_second / expected, 4)
+        line["ratio"] = round(result.bits_per_second / expected.bits_per_second, 4)
     print(json.dumps(line))
     if args.within is not None and expected is not None:
         tolerance = args.within
         if abs(line["ratio"] - 1) > tolerance:
             print(
-                f"gradcode cluster: measured {line['mbit_per_s']} Mbit/s, configured "
-                f"{format_rate(expected)}: off by more than {tolerance:.0%}",
+                f"gradcode cluster: measured {Rate.from_bits(result.bits_per_second):.4g}, "
+                f"configured {expected}: off by more than {tolerance:.0%}",
                 file=sys.stderr,
             )
             return 1

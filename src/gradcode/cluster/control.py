@@ -11,8 +11,8 @@ from typing import Any
 
 from gradcode.cluster import launcher, network, slurm
 from gradcode.cluster.network import ClusterError
-from gradcode.cluster.spec import SWITCH, ClusterSpec, format_rate
-from gradcode.cluster.state import RUN_DIR, State
+from gradcode.cluster.spec import SWITCH, ClusterSpec, format_limit
+from gradcode.cluster.state import RUN_DIR, State, running_spec
 
 LOCK = Path("/run/gradcode-cluster.lock")
 
@@ -157,8 +157,8 @@ def status() -> dict[str, Any] | None:
                 "name": node.name,
                 "role": "master" if node.master else "worker",
                 "address": node.address,
-                "egress": format_rate(node.egress),
-                "ingress": format_rate(node.ingress),
+                "egress": format_limit(node.egress),
+                "ingress": format_limit(node.ingress),
                 "slurm": states.get(node.name, "-") if state.data.get("slurm") else "no slurm",
             }
             for node in spec.nodes
@@ -168,10 +168,10 @@ def status() -> dict[str, Any] | None:
 
 def current_spec() -> ClusterSpec:
     """The spec of the cluster that is up, or a one-line error saying to bring one up."""
-    state = State.load()
-    if state is None or not state.data.get("complete"):
+    spec = running_spec()
+    if spec is None:
         raise ClusterError("no emulated cluster is up: gradcode cluster up --nodes N first")
-    return ClusterSpec.from_dict(state.data["spec"])
+    return spec
 
 
 def exec_argv(node: str, command: list[str]) -> list[str]:

@@ -38,6 +38,7 @@ from pathlib import Path
 from gradcode.cluster.spec import BRIDGE, NODE_IFACE, PREFIX, SWITCH, ClusterSpec, NodeSpec
 from gradcode.cluster.state import RUN_DIR, State
 from gradcode.errors import UserError
+from gradcode.rate import Rate
 
 NETNS_DIR = Path("/run/netns")
 OUR_NAMES = re.compile(rf"^{PREFIX}(switch|node[0-9]+)$")
@@ -117,25 +118,27 @@ FRAME = 1514
 BUCKET_SECONDS = 0.0005
 
 
-def tbf(rate: int) -> list[str]:
-    """tbf arguments for ``rate`` bit/s with a small bucket: 0.5 ms of the rate, at least four
-    full frames (tbf cuts a segmentation-offloaded packet larger than that into frames).
+def tbf(rate: Rate) -> list[str]:
+    """tbf arguments for ``rate`` (whole bits per second, ``spec.parse_limit``, spelled so for
+    tc) with a small bucket: 0.5 ms of the rate, at least four full frames (tbf cuts a
+    segmentation-offloaded packet larger than that into frames).
 
     A link has no burst above its rate, and a large bucket makes one: measured on this
     kernel at 100 Mbit/s, a 200 kB message after idle went through a 125 kB bucket at 222
     Mbit/s, and through a 6 kB one at 95.9 Mbit/s (TCP's payload share of the rate), as
     long streams do. Less than about 0.5 ms of the rate starves tbf's timer at high rates
     (a 3 kB bucket passed 600 of 1000 Mbit/s; 125 kB passed 959)."""
-    burst = max(4 * FRAME, int(rate / 8 * BUCKET_SECONDS))
-    return ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", TBF_LATENCY]
+    burst = max(4 * FRAME, int(rate.bytes_per_second * BUCKET_SECONDS))
+    bits = int(rate.bits_per_second)
+    return ["tbf", "rate", f"{bits}bit", "burst", str(burst), "latency", TBF_LATENCY]
 
 
 #: a link's two directions, each limited by its own tbf (``NodeSpec`` fields of those names)
 DIRECTIONS = ("egress", "ingress")
 
 
-def limit_command(node: NodeSpec, direction: str, rate: int | None) -> list[str]:
-    """``tc`` limiting one direction of ``node``'s link to ``rate`` bit/s: ``egress`` on the
+def limit_command(node: NodeSpec, direction: str, rate: Rate | None) -> list[str]:
+    """``tc`` limiting one direction of ``node``'s link to ``rate``: ``egress`` on the
     node's own ``gc-veth`` (in its namespace), ``ingress`` on the switch's port to it (in the
     switch's namespace). A tbf replaces whatever qdisc is there; ``rate`` None (unlimited)
     deletes it (a link without a limit has no qdisc of ours)."""

@@ -38,8 +38,15 @@ from typing import Any
 
 from gradcode.atomic import write_json
 from gradcode.cluster import network, signals
-from gradcode.cluster.spec import ClusterSpec, ClusterSpecError, format_rate, parse_rate
+from gradcode.cluster.spec import (
+    ClusterSpec,
+    ClusterSpecError,
+    format_limit,
+    limit_bits,
+    parse_limit,
+)
 from gradcode.errors import UserError
+from gradcode.rate import Rate
 from gradcode.train.ulfm import job_fields
 
 
@@ -49,18 +56,18 @@ class RateError(UserError):
 
 @dataclass(frozen=True)
 class Limit:
-    """One direction of one node's link at ``rate`` bit/s (``None``: unlimited, no qdisc)."""
+    """One direction of one node's link at ``rate`` (``None``: unlimited, no qdisc)."""
 
     node: str
     direction: str
-    rate: int | None
+    rate: Rate | None
 
     def as_dict(self, spec: ClusterSpec) -> dict[str, Any]:
         return {
             "node": self.node,
             "direction": self.direction,
-            "rate": self.rate,
-            "stated": format_rate(self.rate),
+            "rate": limit_bits(self.rate),
+            "stated": format_limit(self.rate),
             "command": " ".join(self.command(spec)),
         }
 
@@ -74,22 +81,22 @@ class RatePlan:
     cluster's own rates, in reverse order)."""
 
     spec: ClusterSpec
-    rate: int
-    master_rate: int
+    rate: Rate
+    master_rate: Rate
     during: tuple[Limit, ...]
     after: tuple[Limit, ...]
 
 
-def parse_sweep_rate(value: object, option: str) -> int:
-    """A rate to measure at, bit/s (``spec.parse_rate``'s units); ``RateError`` naming
-    ``option`` when it is bad or unlimited (an unlimited link has no rate to check)."""
+def parse_sweep_rate(value: object, option: str) -> Rate:
+    """A rate to measure at (``spec.parse_limit``); ``RateError`` naming ``option`` when it is
+    bad or unlimited (an unlimited link has no rate to check)."""
     try:
-        bits = parse_rate(value, option)
+        rate = parse_limit(value, option)
     except ClusterSpecError as error:
         raise RateError(str(error)) from None
-    if bits is None:
+    if rate is None:
         raise RateError(f"{option}: a rate like 100mbit (got {value!r}: unlimited)")
-    return bits
+    return rate
 
 
 def plan_rates(
@@ -100,11 +107,11 @@ def plan_rates(
 ) -> RatePlan:
     """Both directions of every node (or of ``nodes``) at ``rate`` (the master's node at
     ``master_rate``, default ``rate``), and the spec's rates to restore."""
-    bits = parse_sweep_rate(rate, "--rate")
-    master = bits if master_rate is None else parse_sweep_rate(master_rate, "--master-rate")
+    workers = parse_sweep_rate(rate, "--rate")
+    master = workers if master_rate is None else parse_sweep_rate(master_rate, "--master-rate")
     chosen = spec.nodes if nodes is None else [spec.node(name) for name in nodes]
     during = tuple(
-        Limit(node.name, direction, master if node.master else bits)
+        Limit(node.name, direction, master if node.master else workers)
         for node in sorted(set(chosen), key=lambda node: node.index)
         for direction in network.DIRECTIONS
     )
@@ -112,7 +119,7 @@ def plan_rates(
         Limit(limit.node, limit.direction, getattr(spec.node(limit.node), limit.direction))
         for limit in reversed(during)
     )
-    return RatePlan(spec, bits, master, during, after)
+    return RatePlan(spec, workers, master, during, after)
 
 
 def job_nodes(environ: Mapping[str, str] | None = None) -> list[str] | None:
@@ -149,9 +156,9 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
     if not command:
         raise RateError("give the command to run at the new rates after --, e.g. -- hostname")
     result: dict[str, Any] = {
-        "rate": plan.rate,
-        "master_rate": plan.master_rate,
-        "stated": {"rate": format_rate(plan.rate), "master_rate": format_rate(plan.master_rate)},
+        "rate": limit_bits(plan.rate),
+        "master_rate": limit_bits(plan.master_rate),
+        "stated": {"rate": str(plan.rate), "master_rate": str(plan.master_rate)},
         "command": list(command),
         "set": [],
         "restored": [],

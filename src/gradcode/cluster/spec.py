@@ -13,12 +13,12 @@ the cluster creates, so the subnet never meets the host's own networks.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gradcode.errors import UserError
+from gradcode.rate import Rate, RateError
 
 #: every namespace, link and file the cluster makes starts with this, so nothing else is touched
 PREFIX = "gc-"
@@ -33,54 +33,62 @@ FIRST_HOST = 10
 MAX_NODES = 200
 
 _PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
-_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmg]?)(bit|bps)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
+#: the slowest link tc's timers emulate well
+SLOWEST = Rate.from_bits(8_000)
+#: how a spec or an option says a direction has no limit (no qdisc)
+UNLIMITED = ("none", "unlimited")
 
 
 class ClusterSpecError(UserError):
     """A cluster option or spec file value is invalid."""
 
 
-def parse_rate(value: object, what: str) -> int | None:
-    """A rate as bits per second: ``100mbit``, ``1gbit``, ``500kbit``, a number of bit/s, or
-    ``none``/``0`` for an unlimited link. (``bps`` means bits per second here, as in tc's
-    ``mbit``; tc's byte units are not accepted, to leave no doubt.)"""
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "0")):
+def parse_limit(value: object, what: str) -> Rate | None:
+    """One direction's limit: a rate in ``gradcode.rate``'s grammar (``100mbit``, ``12.5MB/s``;
+    whole bits per second, as tc takes them, at least 8kbit) or ``none`` (``unlimited``, YAML's
+    null) for an unlimited link; ``ClusterSpecError`` naming ``what`` otherwise."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in UNLIMITED):
         return None
-    if isinstance(value, bool):
-        raise ClusterSpecError(f"{what}: expected a rate like 100mbit, got {value!r}")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise ClusterSpecError(f"{what}: a rate must be positive, got {value!r}")
-        return int(value) or None
-    match = _RATE.match(str(value))
-    if not match:
-        raise ClusterSpecError(f"{what}: expected a rate like 100mbit or 1gbit, got {value!r}")
-    bits = float(match.group(1)) * _UNITS[match.group(2).lower()]
-    if bits and bits < 8_000:
-        raise ClusterSpecError(f"{what}: {value!r} is below 8kbit, too slow to emulate")
-    return int(bits) or None
+    if (value == 0 and not isinstance(value, bool)) or value == "0":
+        raise ClusterSpecError(f"{what}: write none for an unlimited link (got {value!r})")
+    try:
+        rate = Rate.parse(value, what)
+    except RateError as error:
+        raise ClusterSpecError(str(error)) from None
+    if not rate.bits_per_second.is_integer():
+        raise ClusterSpecError(
+            f"{what}: {value!r} is {rate.bits_per_second!r} bit/s; tc takes whole bits per second"
+        )
+    if rate < SLOWEST:
+        raise ClusterSpecError(f"{what}: {value!r} is below {SLOWEST}, too slow to emulate")
+    return rate
 
 
-def format_rate(bits: int | None) -> str:
-    """``100000000`` -> ``100mbit``; ``None`` -> ``unlimited``."""
-    if bits is None:
-        return "unlimited"
-    for unit, scale in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
-        if bits >= scale and bits % scale == 0:
-            return f"{bits // scale}{unit}"
-    return f"{bits}bit"
+def format_limit(rate: Rate | None) -> str:
+    """``100mbit`` (``str(rate)``); ``None`` -> ``unlimited``."""
+    return "unlimited" if rate is None else str(rate)
+
+
+def limit_bits(rate: Rate | None) -> int | None:
+    """A limit as the state file and ``gradcode cluster rate``'s record write it: whole bits
+    per second (``parse_limit``), ``None`` unlimited."""
+    return None if rate is None else int(rate.bits_per_second)
+
+
+def _from_bits(bits: int | None) -> Rate | None:
+    return None if bits is None else Rate.from_bits(bits)
 
 
 @dataclass(frozen=True)
 class NodeSpec:
-    """One node: its name (namespace and hostname), address and link rates (bit/s)."""
+    """One node: its name (namespace and hostname), address and link rates (``None``:
+    unlimited)."""
 
     index: int
     name: str
     address: str
-    egress: int | None
-    ingress: int | None
+    egress: Rate | None
+    ingress: Rate | None
 
     @property
     def master(self) -> bool:
@@ -115,6 +123,26 @@ class ClusterSpec:
         known = ", ".join(n.name for n in self.nodes)
         raise ClusterSpecError(f"no node {name!r} in the cluster (nodes: {known})")
 
+    def link_mismatch(self, rate: Rate, master_rate: Rate) -> str | None:
+        """Where this cluster's links differ from links stated as ``rate`` (every worker's
+        node, both directions) and ``master_rate`` (the master's node): one line naming the
+        stated and the actual rate of the first that differs, ``None`` when none does."""
+        differing = [
+            (node, direction, getattr(node, direction), master_rate if node.master else rate)
+            for node in (*self.nodes[1:], self.master)  # the workers' first
+            for direction in ("egress", "ingress")
+            if getattr(node, direction) != (master_rate if node.master else rate)
+        ]
+        if not differing:
+            return None
+        node, direction, actual, stated = differing[0]
+        whose = "master_rate" if node.master else "rate"
+        more = f"; {len(differing) - 1} more link directions differ" if differing[1:] else ""
+        return (
+            f"network.links.{whose} states {stated}, but the emulated cluster that is up has "
+            f"{node.name}'s {direction} at {format_limit(actual)}{more}"
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "subnet": self.subnet,
@@ -123,8 +151,8 @@ class ClusterSpec:
                 {
                     "name": n.name,
                     "address": n.address,
-                    "egress": n.egress,
-                    "ingress": n.ingress,
+                    "egress": limit_bits(n.egress),
+                    "ingress": limit_bits(n.ingress),
                 }
                 for n in self.nodes
             ],
@@ -132,9 +160,10 @@ class ClusterSpec:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClusterSpec:
-        """The inverse of ``as_dict`` (the state file), without re-deriving anything."""
+        """The inverse of ``as_dict`` (the state file: rates as bits per second), without
+        re-deriving anything."""
         nodes = tuple(
-            NodeSpec(i, n["name"], n["address"], n["egress"], n["ingress"])
+            NodeSpec(i, n["name"], n["address"], _from_bits(n["egress"]), _from_bits(n["ingress"]))
             for i, n in enumerate(data["nodes"])
         )
         return cls(nodes=nodes, subnet=data["subnet"], cpus=int(data["cpus"]))
@@ -146,8 +175,10 @@ def _positive_int(value: object, what: str, low: int, high: int) -> int:
     return value
 
 
-def build_spec(options: Mapping[str, Any]) -> ClusterSpec:
-    """Validate a cluster description (the CLI's options or a YAML spec's mapping).
+def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = None) -> ClusterSpec:
+    """Validate a cluster description (the CLI's options or a YAML spec's mapping); a bad
+    rate's message names its key as ``names`` does (``--rate``, ``spec.yaml: rate``; default:
+    the key).
 
     Keys: ``nodes`` (master's node included, 2..200: paper 001's N = 156 workers and the
     master), ``subnet``, ``cpus`` (per node, what
@@ -183,23 +214,28 @@ def build_spec(options: Mapping[str, Any]) -> ClusterSpec:
         )
     if subnet.num_addresses < FIRST_HOST + count + 1:
         raise ClusterSpecError(f"subnet {subnet} is too small for {count} nodes")
-    rate = parse_rate(options.get("rate", "1gbit"), "rate")
-    egress = parse_rate(options["egress"], "egress") if "egress" in options else rate
-    ingress = parse_rate(options["ingress"], "ingress") if "ingress" in options else rate
-    master_rate = (
-        parse_rate(options["master_rate"], "master_rate") if "master_rate" in options else None
-    )
+    named = dict(names or {})
+
+    def limit(key: str) -> Rate | None:
+        return parse_limit(options[key], named.get(key, key))
+
+    rate = parse_limit(options.get("rate", "1gbit"), named.get("rate", "rate"))
+    egress = limit("egress") if "egress" in options else rate
+    ingress = limit("ingress") if "ingress" in options else rate
+    master_rate = limit("master_rate") if "master_rate" in options else None
     master_egress = (
-        parse_rate(options["master_egress"], "master_egress")
+        limit("master_egress")
         if "master_egress" in options
         else (master_rate if "master_rate" in options else egress)
     )
     master_ingress = (
-        parse_rate(options["master_ingress"], "master_ingress")
+        limit("master_ingress")
         if "master_ingress" in options
         else (master_rate if "master_rate" in options else ingress)
     )
-    overrides = _node_rates(options.get("node_rates") or {}, count)
+    overrides = _node_rates(
+        options.get("node_rates") or {}, count, named.get("node_rates", "node_rates")
+    )
     nodes = []
     for index in range(count):
         name = f"{PREFIX}node{index}"
@@ -211,41 +247,53 @@ def build_spec(options: Mapping[str, Any]) -> ClusterSpec:
     return ClusterSpec(nodes=tuple(nodes), subnet=str(subnet), cpus=cpus)
 
 
-def _node_rates(given: object, count: int) -> dict[str, dict[str, int | None]]:
-    """``node_rates``: per node, a rate for both directions or ``{egress:, ingress:}`` (one or
-    both); overrides the workers' (or the master's) rates for that node."""
+def _node_rates(given: object, count: int, key: str) -> dict[str, dict[str, Rate | None]]:
+    """``node_rates`` (named ``key`` in messages): per node, a rate for both directions or
+    ``{egress:, ingress:}`` (one or both); overrides the workers' (or the master's) rates for
+    that node."""
     if not isinstance(given, Mapping):
-        raise ClusterSpecError(f"node_rates must map node names to rates, got {given!r}")
+        raise ClusterSpecError(f"{key} must map node names to rates, got {given!r}")
     names = {f"{PREFIX}node{i}" for i in range(count)}
-    found: dict[str, dict[str, int | None]] = {}
+    found: dict[str, dict[str, Rate | None]] = {}
     for name, value in given.items():
         if name not in names:
             raise ClusterSpecError(
-                f"node_rates: no node {name!r} in a {count}-node cluster "
+                f"{key}: no node {name!r} in a {count}-node cluster "
                 f"(gc-node0 .. gc-node{count - 1})"
             )
         if isinstance(value, Mapping):
             extra = sorted(set(value) - {"egress", "ingress"})
             if extra or not value:
                 raise ClusterSpecError(
-                    f"node_rates.{name}: expected egress and/or ingress, got {sorted(value)}"
+                    f"{key}.{name}: expected egress and/or ingress, got {sorted(value)}"
                 )
-            found[name] = {k: parse_rate(v, f"node_rates.{name}.{k}") for k, v in value.items()}
+            found[name] = {k: parse_limit(v, f"{key}.{name}.{k}") for k, v in value.items()}
         else:
-            rate = parse_rate(value, f"node_rates.{name}")
+            rate = parse_limit(value, f"{key}.{name}")
             found[name] = {"egress": rate, "ingress": rate}
     return found
 
 
 def parse_node_rate(text: str) -> tuple[str, dict[str, str]]:
     """``--node-rate gc-node3=50mbit`` (both directions) or ``gc-node3=50mbit/20mbit``
-    (egress/ingress) -> ``("gc-node3", {...})``."""
+    (egress/ingress; a rate's own ``/s``, ``6MB/s/2MB/s``, stays with it) ->
+    ``("gc-node3", {...})``."""
     name, sep, rates = text.partition("=")
     if not sep or not name or not rates:
         raise ClusterSpecError(
             f"--node-rate: expected NODE=RATE or NODE=EGRESS/INGRESS, got {text!r}"
         )
-    egress, slash, ingress = rates.partition("/")
-    return name, (
-        {"egress": egress, "ingress": ingress} if slash else {"egress": egress, "ingress": egress}
-    )
+    pieces: list[str] = []
+    for piece in rates.split("/"):
+        if piece == "s" and pieces:
+            pieces[-1] += "/s"
+        else:
+            pieces.append(piece)
+    if len(pieces) > 2:
+        raise ClusterSpecError(
+            f"--node-rate: expected NODE=RATE or NODE=EGRESS/INGRESS, got {text!r}"
+        )
+    egress, ingress = pieces[0], pieces[-1]
+    for piece in {egress, ingress}:
+        parse_limit(piece, f"--node-rate {text}")  # named as given, before the spec merges it
+    return name, {"egress": egress, "ingress": ingress}

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.atomic import atomic_file
+from gradcode.cluster.spec import ClusterSpec
+from gradcode.rate import Rate
 
 #: the cluster's runtime folder: state file, hostnames' UTS mounts, launcher, pid files
 RUN_DIR = Path(os.environ.get("GRADCODE_CLUSTER_RUN_DIR", "/run/gradcode-cluster"))
@@ -63,3 +65,20 @@ class State:
 
     def forget(self) -> None:
         state_path().unlink(missing_ok=True)
+
+
+def running_spec() -> ClusterSpec | None:
+    """The spec of the emulated cluster that is up on this machine (its state file, complete),
+    or ``None``."""
+    state = State.load()
+    if state is None or not state.data.get("complete"):
+        return None
+    return ClusterSpec.from_dict(state.data["spec"])
+
+
+def stated_links_mismatch(rate: Rate, master_rate: Rate) -> str | None:
+    """How the links of the emulated cluster that is up differ from links stated as ``rate``
+    (workers) and ``master_rate`` (a run file's ``network.links``), in one line naming both
+    rates (``ClusterSpec.link_mismatch``); ``None`` when they agree or no cluster is up."""
+    spec = running_spec()
+    return None if spec is None else spec.link_mismatch(rate, master_rate)

@@ -67,9 +67,9 @@ def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
         workers, master = fitted.link_rates()
         level = f"{fitted.confidence:.0%}"
         for worker, link in enumerate(workers):
-            lines.append(f"link {worker:<8} {link.describe()} B/s ({link.measured} transfers)")
+            lines.append(f"link {worker:<8} {link.describe()} ({link.measured} transfers)")
         lines.append(
-            f"master port   {master.describe()} B/s ({master.measured} iterations; payload; "
+            f"master port   {master.describe()} ({master.measured} iterations; payload; "
             f"intervals at {level}; T2 not used)"
         )
     homogeneity = fitted.homogeneity

@@ -26,6 +26,7 @@ import numpy as np
 from scipy import stats
 
 from gradcode.fit.shifted_exponential import MIN_COMPLETE, FitError, Sample, fit_times
+from gradcode.rate import Rate
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,17 @@ class LinkRate:
         }
 
     def describe(self) -> str:
+        """``95.68mbit [94.1mbit, 96.2mbit]`` (``gradcode.rate``; an unbounded end: ``inf``)."""
         if self.interval is None:
-            return f"{self.rate:.4g}"
+            return _shown(self.rate)
         low, high = self.interval
-        return f"{self.rate:.4g} [{low:.4g}, {high:.4g}]"
+        return f"{_shown(self.rate)} [{_shown(low)}, {_shown(high)}]"
+
+
+def _shown(bytes_per_second: float) -> str:
+    if math.isfinite(bytes_per_second) and bytes_per_second > 0:
+        return f"{Rate(bytes_per_second):.4g}"
+    return f"{bytes_per_second:.4g}"
 
 
 def result_link(seconds_per_byte: Sequence[float], confidence: float) -> LinkRate:

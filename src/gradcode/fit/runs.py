@@ -17,12 +17,14 @@ timing models:
   same fitted ``T1`` (``a = t1``, ``mu = lambda1``, ``data = n``: a data point per subset), and
   the links fitted instead of ``T2``: every worker's link at the highest payload rate its
   results reached (its least contended transfer), the master's at the rate the model copies
-  left it, all results sharing the master's port as real links do; the model's way to the
-  workers as measured (``starts``: when the ``j``-th worker had it, dealt to the workers in a
-  random order every trial, as TCP serves the copies; a perfectly fair download would start
-  them all together, and their results would collide), ``overhead`` what follows the
-  decodable set (decoding, the update). ``T2`` is still fitted and reported, but does not
-  enter (on shared links it is no independent per-worker time: its KS test rejects it).
+  left it (both written spelt, ``gradcode.rate``'s canonical ``...bit``, which reads back to
+  the fitted bytes per second exactly), all results sharing the master's port as real links do;
+  the model's way to the workers as measured (``starts``: when the ``j``-th worker had it,
+  dealt to the workers in a random order every trial, as TCP serves the copies; a perfectly
+  fair download would start them all together, and their results would collide), ``overhead``
+  what follows the decodable set (decoding, the update). ``T2`` is still fitted and reported,
+  but does not enter (on shared links it is no independent per-worker time: its KS test rejects
+  it).
 
 ``gradcode simulate`` predicts the fitted runs' own codes from the spec (its ``schemes``),
 ``gradcode codes recommend --spec`` ranks every code, and a run file injects it with
@@ -54,6 +56,7 @@ from gradcode.fit.shifted_exponential import (
     compare_groups,
     fit_times,
 )
+from gradcode.rate import Rate
 from gradcode.sim.stats import Moments
 from gradcode.timing import TimingModel, model_from_spec
 from gradcode.train.protocol import H
@@ -111,9 +114,11 @@ class FittedModel:
         overhead = max(self.overhead, 0.0)
         if self.model == "shared-links":
             links = self.links()
+            rate = links["rate"]
             return {
-                "rate": links["rate"],
-                "master_rate": links["master_rate"],
+                # spelt with their unit (exactly: Rate's text reads back to the same float)
+                "rate": [str(Rate(r)) for r in rate] if isinstance(rate, list) else str(Rate(rate)),
+                "master_rate": str(Rate(links["master_rate"])),
                 "latency": 0.0,
                 "features": self.runs[0].features,
                 "header_bytes": float(RESULT_HEADER_BYTES),

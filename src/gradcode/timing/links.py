@@ -61,14 +61,14 @@ the results the decoder uses cross the master's port.
 The event-driven fair-share schedule runs per trial in Python (``O(messages^2)`` per
 receiver): fine for predictions and moderate Monte Carlo, not for ``10^6`` trials.
 
-``rate`` and ``master_rate`` take tc's units (``"100mbit"``, ``"12.5mbps"``, see
-``rate_bytes``) or bytes per second.
+``rate`` and ``master_rate`` are rates in ``gradcode.rate``'s grammar (``"100mbit"``,
+``"12.5MB/s"``) or numbers of bytes per second (``rate_bytes``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -78,6 +78,7 @@ from gradcode.codes.base import GradientCode
 from gradcode.codes.completion import CompletionRule, decodable_prefix
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import MASTER, TreeCode
+from gradcode.rate import Rate
 from gradcode.timing.distributions import PerWorker, ShiftedExponential
 from gradcode.timing.model import (
     Draws,
@@ -89,47 +90,21 @@ from gradcode.timing.model import (
 )
 from gradcode.topology import TopologyVisitor, topology_of
 
-#: tc's rate units, in bytes per second each (``tc(8)``: bit and bps are bits and *bytes*)
-RATE_UNITS = {
-    "bit": 1 / 8,
-    "kbit": 1e3 / 8,
-    "mbit": 1e6 / 8,
-    "gbit": 1e9 / 8,
-    "tbit": 1e12 / 8,
-    "kibit": 1024 / 8,
-    "mibit": 1024**2 / 8,
-    "gibit": 1024**3 / 8,
-    "bps": 1.0,
-    "kbps": 1e3,
-    "mbps": 1e6,
-    "gbps": 1e9,
-}
 #: bytes of a float64
 FLOAT = 8
 
 
 def rate_bytes(path: str, value: Any) -> float:
-    """Bytes per second of a rate: a number, or tc's ``<number><unit>`` (``"100mbit"``);
-    ``ValueError`` naming ``path`` otherwise."""
-    if isinstance(value, str):
-        text = value.strip().lower()
-        number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-        unit = text[len(number) :]
-        if unit not in RATE_UNITS:
-            raise ValueError(
-                f"{path}: unknown rate unit in {value!r} (a number of bytes per second, or "
-                f"one of {', '.join(RATE_UNITS)})"
-            )
-        try:
-            amount = float(number)
-        except ValueError:
-            raise ValueError(f"{path}: not a rate: {value!r} (e.g. 100mbit)") from None
-        result = amount * RATE_UNITS[unit]
-        if not math.isfinite(result) or result <= 0:
-            raise ValueError(f"{path}: must be a rate > 0 (got {value!r})")
-        return result
+    """Bytes per second of a rate parameter: a rate in ``gradcode.rate``'s grammar
+    (``"100mbit"``, ``"12.5MB/s"``, what fitted specs write) or a ``Rate``, or a number, which
+    is bytes per second here, as every number of a simulation spec is in SI units (seconds,
+    bytes); ``ValueError`` naming ``path`` otherwise."""
+    if isinstance(value, str | Rate):
+        return Rate.parse(value, path).bytes_per_second
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{path}: must be a rate (got {value!r})")
+        raise ValueError(
+            f"{path}: must be a rate like 100mbit or a number of bytes per second (got {value!r})"
+        )
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{path}: must be a finite number > 0")
     return float(value)
@@ -330,10 +305,16 @@ def collect(
 
 
 def _rates(path: str, value: Any) -> PerWorker:
-    if isinstance(value, str):
-        return PerWorker.parse(f"parameters.{path}", rate_bytes(f"parameters.{path}", value))
+    """A per-worker rate parameter (a rate, a list of them or ``{counts, values}``), bytes per
+    second (``rate_bytes``)."""
+    name = f"parameters.{path}"
+    if not isinstance(value, list | Mapping):
+        return PerWorker.parse(name, rate_bytes(name, value))
     if isinstance(value, list):
-        value = [rate_bytes(f"parameters.{path}[{i}]", v) for i, v in enumerate(value)]
+        value = [rate_bytes(f"{name}[{i}]", v) for i, v in enumerate(value)]
+    elif isinstance(value, Mapping) and isinstance(value.get("values"), list):
+        rates = [rate_bytes(f"{name}.values[{i}]", v) for i, v in enumerate(value["values"])]
+        value = {**value, "values": rates}
     return per_worker(path, value)
 
 
@@ -343,7 +324,7 @@ class LinksModel(TimingModel):
 
     name = "shared-links"
     parameters: ClassVar[dict[str, str]] = {
-        "rate": "every node's link, bytes per second or tc's units (100mbit), each direction",
+        "rate": "every node's link, each direction: a rate (100mbit, 12.5MB/s) or bytes/s",
         "master_rate": "the master's link (default: rate)",
         "latency": "seconds one way per message (default 0)",
         "features": "gradient length l: a message of a code with reduction m is ceil(l/m) floats",

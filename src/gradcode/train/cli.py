@@ -105,6 +105,8 @@ def _network_line(plan, features: int) -> str:
     links = plan.config.network.links
     if links is None:
         return "real links (parameters not stated), no communication emulated"
+    from gradcode.cluster.state import stated_links_mismatch
+    from gradcode.rate import Rate
     from gradcode.timing.links import message_time
     from gradcode.train.protocol import H
 
@@ -119,6 +121,9 @@ def _network_line(plan, features: int) -> str:
     if children:
         together = links.latency + nbytes / min(links.rate, links.master_rate / children)
         line += f", {together * 1e3:.3g} ms when all {children} arrive together"
+    mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate))
+    if mismatch is not None:
+        line += f"; warning: {mismatch}"
     return line
 
 

@@ -74,10 +74,12 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
                                     # dead worker's partitions to one, which takes its place
                                     # (master-worker codes; needs tolerate)
 
-A ``rate`` is bytes per second (a number) or a string in ``tc``'s units: ``<number><unit>``
-with ``bit``, ``kbit``, ``mbit``, ``gbit`` (SI bits per second), ``kibit``, ``mibit``, ``gibit``
-(binary bits per second), ``bps``, ``kbps``, ``mbps``, ``gbps`` (SI *bytes* per second, as tc
-reads them), e.g. ``"100mbit"`` = 12.5e6 bytes per second.
+A ``rate`` is written in ``gradcode.rate``'s grammar, the one ``gradcode cluster up --rate``
+reads: ``<number><unit>`` with ``bit``, ``kbit``, ``mbit``, ``gbit`` (SI bits per second, as
+tc spells them) or ``B/s``, ``kB/s``, ``MB/s``, ``GB/s`` (SI bytes per second), e.g.
+``100mbit`` = ``12.5MB/s`` = 12.5e6 bytes per second. ``100mbps`` (bits to some tools, bytes
+to tc) and a bare number are refused. ``LinksConfig`` keeps the rates as bytes per second
+(``rate_text``: the canonical spelling, ``100mbit``).
 
 ``network`` says the messages travel over real links (an emulated cluster of network
 namespaces with ``tc tbf`` rate limits, or real nodes): no communication delay is injected
@@ -114,7 +116,8 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.errors import UserError
-from gradcode.timing.links import rate_bytes
+from gradcode.rate import Rate, RateError
+from gradcode.timing import model_from_spec
 from gradcode.yamlfile import read_yaml
 
 _MISSING = object()
@@ -301,7 +304,8 @@ class BandwidthConfig:
 class LinksConfig:
     """The links a cluster was brought up with: ``rate`` bytes per second for every node's
     link (each direction), ``master_rate`` for the master's node, ``latency`` seconds one way
-    per message. ``rate_text``/``master_rate_text``: as written in the run file."""
+    per message. ``rate_text``/``master_rate_text``: their canonical spelling (``100mbit``,
+    ``gradcode.rate.Rate``)."""
 
     rate: float
     master_rate: float
@@ -473,11 +477,12 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     """Read and validate the run YAML at ``path``; ``ConfigError`` (one line) otherwise."""
     path = Path(path)
     raw = read_yaml(path, ConfigError)
-    return parse_config(raw, default_name=path.stem)
+    return parse_config(raw, default_name=path.stem, origin=str(path))
 
 
-def parse_config(raw: Any, *, default_name: str = "run") -> RunConfig:
-    """Validate the mapping ``raw`` (a parsed run YAML).
+def parse_config(raw: Any, *, default_name: str = "run", origin: str | None = None) -> RunConfig:
+    """Validate the mapping ``raw`` (a parsed run YAML; ``origin``: its file, which a bad
+    rate's message names).
 
     Paths may use ``~`` and ``$VARIABLES``; relative ones are relative to the working
     directory (where the job is started), like the default output ``runs/<name>``.
@@ -501,7 +506,7 @@ def parse_config(raw: Any, *, default_name: str = "run") -> RunConfig:
         checkpoint=_checkpoint(top),
         log=_log(top),
         runtime=_runtime(top),
-        network=_network(top),
+        network=_network(top, origin),
         faults=_faults(top),
     )
 
@@ -603,7 +608,12 @@ def _spec_model(path: str, key: str) -> tuple[str, dict[str, Any]]:
     params = data.get("parameters")
     if not isinstance(params, Mapping):
         raise ConfigError(f"{key}: {path} has no parameters mapping")
-    return data["model"], {k: v for k, v in params.items() if k != "overhead"}
+    kept = {k: v for k, v in params.items() if k != "overhead"}
+    try:  # here, where the file is known: a bad rate (or any value) names it
+        model_from_spec(data["model"], kept)
+    except ValueError as error:
+        raise ConfigError(f"{key}: {path}: {' '.join(str(error).split())}") from None
+    return data["model"], kept
 
 
 def _adversaries(top: _Section) -> AdversaryConfig:
@@ -626,16 +636,7 @@ def _bandwidth(top: _Section) -> BandwidthConfig | None:
     )
 
 
-def parse_rate(path: str, value: Any) -> float:
-    """Bytes per second of a rate: a number (bytes per second) or tc's ``"100mbit"`` form
-    (``gradcode.timing.links.rate_bytes``)."""
-    try:
-        return rate_bytes(path, value)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-
-
-def _network(top: _Section) -> NetworkConfig | None:
+def _network(top: _Section, origin: str | None) -> NetworkConfig | None:
     if not top.has("network"):
         return None
     if top.has("bandwidth"):
@@ -647,16 +648,19 @@ def _network(top: _Section) -> NetworkConfig | None:
     if not section.has("links"):
         return NetworkConfig()
     links = section.section("links", ("rate", "master_rate", "latency"))
-    rate_text = links.raw("rate")
-    rate = parse_rate("network.links.rate", rate_text)
-    master_text = links.raw("master_rate", rate_text)
+    where = f"{origin}: " if origin else ""
+    try:
+        rate = Rate.parse(links.raw("rate"), f"{where}network.links.rate")
+        master = Rate.parse(links.raw("master_rate", rate), f"{where}network.links.master_rate")
+    except RateError as error:
+        raise ConfigError(str(error)) from None
     return NetworkConfig(
         LinksConfig(
-            rate=rate,
-            master_rate=parse_rate("network.links.master_rate", master_text),
+            rate=rate.bytes_per_second,
+            master_rate=master.bytes_per_second,
             latency=links.number("latency", 0.0),
-            rate_text=str(rate_text),
-            master_rate_text=str(master_text),
+            rate_text=str(rate),
+            master_rate_text=str(master),
         )
     )
 

@@ -17,11 +17,11 @@ measurements of each message:
 
 ``time`` is ``clock_time`` when valid, else ``ack_time``; ``rate`` is ``bytes / time``. Per
 direction and size the medians, and per direction a least-squares line ``time = latency + bytes
-/ rate`` over the sizes (``fit``). With ``--rate`` (the links' stated rate, tc units) and
-optionally ``--master-rate``/``--latency``, or ``--run RUN.yaml`` (its ``network.links``),
-every median is put beside the ``shared-links`` timing model's ``message_time`` (``predicted``,
-``ratio`` = measured / predicted). On one host without a cluster this measures shared memory,
-which has no stated rate.
+/ rate`` over the sizes (``fit``). With ``--rate`` (the links' stated rate, ``100mbit``:
+``gradcode.rate``'s grammar) and optionally ``--master-rate``/``--latency``, or ``--run
+RUN.yaml`` (its ``network.links``), every median is put beside the ``shared-links`` timing
+model's ``message_time`` (``predicted``, ``ratio`` = measured / predicted). On one host without
+a cluster this measures shared memory, which has no stated rate.
 
 Outputs in ``DIR``: ``links.json`` (ranks and their nodes/transport, the settings, every
 message, the medians and fits) and ``links.csv`` (one row per message).
@@ -42,7 +42,8 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.errors import UserError
-from gradcode.timing.links import message_time, rate_bytes
+from gradcode.rate import Rate
+from gradcode.timing.links import message_time
 from gradcode.train.config import load_config
 from gradcode.train.node import describe_rank, summarize_ranks
 from gradcode.train.protocol import clock
@@ -91,7 +92,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--run", help="a run file whose network.links state the links (instead of --rate ...)"
     )
-    parser.add_argument("--rate", help="the links' stated rate (tc units, e.g. 100mbit)")
+    parser.add_argument("--rate", help="the links' stated rate (e.g. 100mbit, 12.5MB/s)")
     parser.add_argument("--master-rate", help="rank 0's link rate (default: --rate)")
     parser.add_argument("--latency", type=float, default=0.0, help="stated one-way latency (s)")
     args = parser.parse_args(argv)
@@ -101,11 +102,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.repeats < 1:
         parser.error("--repeats: at least 1")
     try:
-        args.rate_bytes = rate_bytes("--rate", args.rate) if args.rate else None
-        master = args.master_rate or args.rate
-        args.master_bytes = rate_bytes("--master-rate", master) if master else None
-    except ValueError as error:
+        rate = Rate.parse(args.rate, "--rate") if args.rate else None
+        master = Rate.parse(args.master_rate, "--master-rate") if args.master_rate else rate
+    except UserError as error:
         parser.error(str(error))
+    args.rate_bytes = rate.bytes_per_second if rate is not None else None
+    args.master_bytes = master.bytes_per_second if master is not None else None
     if args.run is not None:
         if args.rate or args.master_rate:
             parser.error("--run states the links: no --rate or --master-rate with it")

@@ -42,11 +42,13 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.blas import load_daxpy, single_threaded_blas
+from gradcode.cluster.state import stated_links_mismatch
 from gradcode.codes.base import GradientCode
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.models import build as build_model
+from gradcode.rate import Rate
 from gradcode.sparsity import is_sparse
 from gradcode.topology import TopologyVisitor
 from gradcode.train import checkpoint as checkpoints
@@ -116,6 +118,7 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
     plan = build_plan(config)
     check_world(plan, world_size)
     check_mpi(config)
+    warn_links(config, args.run_file)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
     plan.check_features(data.features)
     out = output_dir(config, args.out)
@@ -139,6 +142,20 @@ def check_mpi(config: RunConfig) -> None:
         "rank ends the job; start it with python -m gradcode.train.ulfm -n N ... "
         "(gradcode train command prints the line)"
     )
+
+
+def warn_links(config: RunConfig, run_file: str) -> None:
+    """One line on stderr when the emulated cluster that is up has other links than the run
+    file states. A warning, not an error: the stated links change nothing the runtime does
+    but its ``auto`` choices and the predictions beside the run, and a run may rightly differ
+    (inside ``gradcode cluster rate``, which changes the links but not the state file, or on
+    a cluster with heterogeneous nodes that the run file states as one rate)."""
+    links = config.network.links if config.network is not None else None
+    if links is None:
+        return
+    mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate))
+    if mismatch is not None:
+        print(f"{PROGRAM}: warning: {run_file}: {mismatch}", file=sys.stderr, flush=True)
 
 
 def discard_outputs(out: Path) -> None:
