@@ -42,7 +42,6 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.blas import load_daxpy, single_threaded_blas
-from gradcode.cluster.state import stated_links_mismatch
 from gradcode.codes.base import GradientCode
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
@@ -153,6 +152,9 @@ def warn_links(config: RunConfig, run_file: str) -> None:
     links = config.network.links if config.network is not None else None
     if links is None:
         return
+    # only rank 0 reads the cluster's state: the other ranks never import it
+    from gradcode.cluster.state import stated_links_mismatch
+
     mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate))
     if mismatch is not None:
         print(f"{PROGRAM}: warning: {run_file}: {mismatch}", file=sys.stderr, flush=True)
