@@ -33,9 +33,17 @@ from typing import Any
 
 from gradcode.atomic import write_atomic
 from gradcode.jsonable import to_jsonable
-from gradcode.recommend.rank import RECORD_COLUMNS, REFERENCE_SCHEME, Recommendation, Row
+from gradcode.recommend.rank import REFERENCE_SCHEME
+from gradcode.recommend.recommendation import (
+    EXACT,
+    RECORD_COLUMNS,
+    TARGET_COLUMNS,
+    Recommendation,
+    Row,
+    TargetRow,
+    TargetSection,
+)
 from gradcode.recommend.runfile import run_file_lines
-from gradcode.recommend.target import EXACT, TARGET_COLUMNS, TargetRow, TargetSection
 from gradcode.sim.table import format_value
 
 #: a parameter value longer than this is shortened in the text table (the CSV has it whole)
