@@ -64,7 +64,7 @@ from typing import Any
 
 from gradcode.codes import GradientCode, available, build
 from gradcode.jsonable import to_jsonable
-from gradcode.recommend.candidates import Candidate, Skip, enumerate_candidates
+from gradcode.recommend.candidates import Candidate, Pool, Skip, enumerate_candidates
 from gradcode.recommend.errors import RecommendError
 from gradcode.recommend.exact import ExactTimes
 from gradcode.recommend.limits import Limits
@@ -80,7 +80,7 @@ from gradcode.recommend.recommendation import (
     same_times_key,
 )
 from gradcode.recommend.simulation import estimate_codes
-from gradcode.recommend.speeds import worker_times
+from gradcode.recommend.speeds import WorkerTimes, worker_times
 from gradcode.recommend.target import TargetLoss, rank_to_target
 from gradcode.recommend.workers import check_workers
 from gradcode.sim.table import ResultRow
@@ -304,6 +304,50 @@ def recommend(
     say = progress if progress is not None else (lambda line: None)
 
     times = worker_times(model, n, seed=seed)
+    pool, skipped, reference = _candidates(model, n, limits, times)
+    exact, approximate, excluded = _sections(pool.candidates, limits)
+    ranking = _simulated_rows(
+        model,
+        exact,
+        approximate,
+        reference,
+        trials=trials,
+        screen_trials=screen_trials,
+        finalists=finalists,
+        options={"seed": seed, "confidence": confidence, "length": length},
+        say=say,
+    )
+    rec = Recommendation(
+        n=n,
+        model_name=model.name,
+        model_params=model.params(),
+        limits=limits,
+        trials=trials,
+        screen_trials=min(screen_trials, trials),
+        seed=seed,
+        confidence=confidence,
+        ranked=ranking.ranked,
+        approximate=ranking.approximate,
+        reference=ranking.reference,
+        skipped=skipped,
+        excluded=[Exclusion(limit, dict(counts)) for limit, counts in excluded.items()],
+        duplicates=pool.duplicates,
+        worker_times=times,
+        exact_unavailable=ranking.exact_unavailable,
+    )
+    if target is None:
+        return rec
+    section = rank_to_target(
+        rec, model, target, finalists=finalists, seed=seed, confidence=confidence, progress=say
+    )
+    return replace(rec, to_target=section)
+
+
+def _candidates(
+    model: TimingModel, n: int, limits: Limits, times: WorkerTimes | None
+) -> tuple[Pool, list[Skip], Candidate | None]:
+    """Every candidate of the schemes the limits allow (module docstring, step 2), what was
+    skipped and why, and the reference (``None``: the model cannot simulate it)."""
     schemes = limits.schemes if limits.schemes is not None else tuple(available())
     pool = enumerate_candidates(model, n, schemes, times=times.times if times is not None else None)
     skipped = list(pool.skipped)
@@ -312,16 +356,51 @@ def recommend(
     reference = _reference(model, n, pool.candidates)
     if reference is None:
         skipped.append(Skip(REFERENCE_SCHEME, "the reference: the model cannot simulate it"))
+    return pool, skipped, reference
 
+
+def _sections(
+    candidates: Sequence[Candidate], limits: Limits
+) -> tuple[list[Candidate], list[Candidate], defaultdict[str, Counter[str]]]:
+    """The exact and the approximate candidates within the limits, and per limit the number
+    of configurations it excluded per scheme."""
     sections: dict[bool, list[Candidate]] = {True: [], False: []}
     excluded: defaultdict[str, Counter[str]] = defaultdict(Counter)
-    for candidate in pool.candidates:
+    for candidate in candidates:
         limit = limits.exclusion(candidate.code)
         if limit is not None:
             excluded[limit][candidate.code.name] += 1
         else:
             sections[candidate.code.exact].append(candidate)
-    exact, approximate = sections[True], sections[False]
+    return sections[True], sections[False], excluded
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """The rows of both sections, ordered, the reference's, and why no code has an exact
+    expected time (``None``: some may)."""
+
+    ranked: list[Row]
+    approximate: list[Row]
+    reference: Row | None
+    exact_unavailable: str | None
+
+
+def _simulated_rows(
+    model: TimingModel,
+    exact: Sequence[Candidate],
+    approximate: Sequence[Candidate],
+    reference: Candidate | None,
+    *,
+    trials: int,
+    screen_trials: int,
+    finalists: int,
+    options: dict[str, Any],
+    say: Callable[[str], None],
+) -> _Ranking:
+    """The sections' candidates and the reference simulated in two stages (module docstring,
+    step 3) and ordered by their best estimate of the expected time (step 4); the reference
+    is simulated outside the limits too (step 6)."""
     everyone = [*exact, *approximate]
     reference_inside = reference is not None and any(c is reference for c in exact)
     if reference is not None and not reference_inside:
@@ -338,7 +417,7 @@ def recommend(
         trials=trials,
         screen_trials=screen_trials,
         finalists=finalists,
-        options={"seed": seed, "confidence": confidence, "length": length},
+        options=options,
         say=say,
         exact=exact_times,
     )
@@ -377,27 +456,4 @@ def recommend(
             exact_time=exact_times[index],
             ranked_by=keys[index][1],
         )
-    rec = Recommendation(
-        n=n,
-        model_name=model.name,
-        model_params=model.params(),
-        limits=limits,
-        trials=trials,
-        screen_trials=min(screen_trials, trials),
-        seed=seed,
-        confidence=confidence,
-        ranked=ranked,
-        approximate=approximate_rows,
-        reference=reference_row,
-        skipped=skipped,
-        excluded=[Exclusion(limit, dict(counts)) for limit, counts in excluded.items()],
-        duplicates=pool.duplicates,
-        worker_times=times,
-        exact_unavailable=exact_values.reason,
-    )
-    if target is None:
-        return rec
-    section = rank_to_target(
-        rec, model, target, finalists=finalists, seed=seed, confidence=confidence, progress=say
-    )
-    return replace(rec, to_target=section)
+    return _Ranking(ranked, approximate_rows, reference_row, exact_values.reason)

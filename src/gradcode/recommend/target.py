@@ -172,6 +172,45 @@ def rank_to_target(
     say = progress if progress is not None else (lambda line: None)
     started = time.perf_counter()
     problem = target.problem
+    rows, traces, skipped = _exact_rows(rec, target, finalists)
+    chosen = choose_approximate(rec.approximate, finalists)
+    runnable, left_out = _runnable(chosen, model, problem)
+    skipped += left_out
+    if runnable:
+        say(
+            f"time to target loss {target.loss:g}: simulating {len(runnable)} approximate codes"
+            f" x {target.replicates} replicates, at most {target.max_iterations} iterations each"
+        )
+    for number, row in enumerate(runnable, start=1):
+        simulated = _simulated_row(row, model, target, seed=seed, confidence=confidence)
+        rows.append(simulated)
+        reached = simulated.reached
+        say(
+            f"[{number}/{len(runnable)}] {row.scheme}: reached in {reached}/{target.replicates}"
+            + (f", mean time {simulated.mean_time:.6g}" if reached else "")
+        )
+    return TargetSection(
+        loss=target.loss,
+        max_iterations=target.max_iterations,
+        replicates=target.replicates,
+        problem=problem.describe(),
+        source=problem.source,
+        rows=_order(rows),
+        exact=[traces[rows_] for rows_ in sorted(traces)],
+        skipped=_merge(skipped),
+        not_simulated=len(rec.approximate) - len(chosen),
+        simulated=len(runnable),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _exact_rows(
+    rec: Recommendation, target: TargetLoss, finalists: int
+) -> tuple[list[TargetRow], dict[int, ExactTrace], list[Skip]]:
+    """The times to target of the ``finalists`` fastest exact codes (equal times counted
+    once) and the reference; the exact trajectories by number of training rows; the codes
+    that cannot train the problem."""
+    problem = target.problem
     skipped: list[Skip] = []
     rows: list[TargetRow] = []
     traces: dict[int, ExactTrace] = {}
@@ -196,8 +235,15 @@ def rank_to_target(
     reference = rec.reference
     if reference is not None and all(r.code is not reference.code for r in rows):
         exact(reference)
+    return rows, traces, skipped
 
-    chosen = choose_approximate(rec.approximate, finalists)
+
+def _runnable(
+    chosen: Sequence[Row], model: TimingModel, problem: TrainingProblem
+) -> tuple[list[Row], list[Skip]]:
+    """The ``chosen`` approximate codes that can be simulated under ``model`` on ``problem``,
+    and why the others cannot."""
+    skipped: list[Skip] = []
     runnable: list[Row] = []
     for row in chosen:
         reason = unsupported(model, row.code)
@@ -210,53 +256,35 @@ def rank_to_target(
             skipped.append(Skip(row.scheme, reason))
         else:
             runnable.append(row)
-    if runnable:
-        say(
-            f"time to target loss {target.loss:g}: simulating {len(runnable)} approximate codes"
-            f" x {target.replicates} replicates, at most {target.max_iterations} iterations each"
-        )
-    for number, row in enumerate(runnable, start=1):
-        result = simulate_to_target(
-            problem,
-            model,
-            row.code,
-            target.loss,
-            max_iterations=target.max_iterations,
-            replicates=target.replicates,
-            seed=seed,
-        )
-        mean, low, high = result.interval(confidence)
-        reached = result.reached
-        rows.append(
-            TargetRow(
-                row,
-                SIMULATED,
-                target.replicates,
-                reached,
-                result.mean_iterations(),
-                mean if reached else None,
-                low if reached else None,
-                high if reached else None,
-                result.time_per_iteration(),
-                tuple(result.stops()),
-            )
-        )
-        say(
-            f"[{number}/{len(runnable)}] {row.scheme}: reached in {reached}/{target.replicates}"
-            + (f", mean time {mean:.6g}" if reached else "")
-        )
-    return TargetSection(
-        loss=target.loss,
+    return runnable, skipped
+
+
+def _simulated_row(
+    row: Row, model: TimingModel, target: TargetLoss, *, seed: int, confidence: float
+) -> TargetRow:
+    """An approximate code's time to target from ``target.replicates`` simulated runs."""
+    result = simulate_to_target(
+        target.problem,
+        model,
+        row.code,
+        target.loss,
         max_iterations=target.max_iterations,
         replicates=target.replicates,
-        problem=problem.describe(),
-        source=problem.source,
-        rows=_order(rows),
-        exact=[traces[rows_] for rows_ in sorted(traces)],
-        skipped=_merge(skipped),
-        not_simulated=len(rec.approximate) - len(chosen),
-        simulated=len(runnable),
-        seconds=time.perf_counter() - started,
+        seed=seed,
+    )
+    mean, low, high = result.interval(confidence)
+    reached = result.reached
+    return TargetRow(
+        row,
+        SIMULATED,
+        target.replicates,
+        reached,
+        result.mean_iterations(),
+        mean if reached else None,
+        low if reached else None,
+        high if reached else None,
+        result.time_per_iteration(),
+        tuple(result.stops()),
     )
 
 
