@@ -10,7 +10,7 @@ import yaml
 
 from gradcode.cli import main
 from gradcode.codes import build
-from gradcode.recommend.rank import RECORD_COLUMNS
+from gradcode.recommend.recommendation import RECORD_COLUMNS
 from gradcode.sim.table import read_csv
 from gradcode.train.config import parse_config
 

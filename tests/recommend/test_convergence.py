@@ -18,7 +18,8 @@ from gradcode.recommend.convergence import (
     simulate_to_target,
     unsupported,
 )
-from gradcode.recommend.target import EXACT, SIMULATED, TargetLoss, spread
+from gradcode.recommend.recommendation import EXACT, SIMULATED
+from gradcode.recommend.target import TargetLoss, spread
 from gradcode.sim.table import read_csv
 from gradcode.timing import model_from_spec
 from gradcode.train.config import parse_config

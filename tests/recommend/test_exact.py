@@ -13,7 +13,7 @@ from scipy import integrate
 from gradcode.codes import build
 from gradcode.recommend import recommend
 from gradcode.recommend.exact import exact_time, exact_times, unsupported
-from gradcode.recommend.rank import EQUAL_TIMES, EXACT_TIME, MONTE_CARLO
+from gradcode.recommend.recommendation import EQUAL_TIMES, EXACT_TIME, MONTE_CARLO
 from gradcode.recommend.report import as_json, format_text, render_csv
 from gradcode.recommend.simulation import estimate_codes
 from gradcode.timing import MasterWorkerModel, model_from_spec

@@ -9,7 +9,7 @@ import pytest
 
 from gradcode.jsonable import to_jsonable
 from gradcode.recommend import RecommendError, recommend
-from gradcode.recommend.rank import FINAL, SCREENING
+from gradcode.recommend.recommendation import FINAL, SCREENING
 from gradcode.sim import load_spec, simulate
 from gradcode.timing import model_from_spec
 from tests.recommend.conftest import FAST, TABLE3, ranking_value

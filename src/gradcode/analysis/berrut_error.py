@@ -38,6 +38,7 @@ and ``m``) where it applies (``s1 <= r - m``), empty where it cannot decode.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -231,6 +232,69 @@ def point(
     responders = np.take_along_axis(chosen, np.argsort(alpha[chosen], axis=1), axis=1)
     factor, with_first = remark15_factor(n, stragglers)
     per_coordinate = factor * (pool.second + (pool.first if with_first else 0.0))
+    batch = interpolated_errors(pool, instances, responders, (alpha, beta), m, per_coordinate)
+    errors = batch.error_norm / pool.norm[instances]
+    relative_bound = math.sqrt(m) * np.linalg.norm(per_coordinate, axis=1) / pool.norm
+    deviation = library_deviation(code, pool, instances, responders, batch)
+    exact_errors = exact_decoding_errors(exact, exact_pool, instances, responders, stragglers)
+    positive = batch.error_norm > 0
+    return {
+        "n": n,
+        "regime": label,
+        "r": code.r,
+        "m": m,
+        "s": code.s,
+        "stragglers": stragglers,
+        "beyond_s": stragglers - code.s,
+        "responders": count,
+        "trials": trials,
+        "mean_rel_error": float(errors.mean()),
+        "median_rel_error": float(np.median(errors)),
+        "max_rel_error": float(errors.max()),
+        "bound_factor": factor,
+        "bound_uses_first_derivative": with_first,
+        "mean_rel_bound": float(relative_bound[instances].mean()),
+        "min_rel_bound": float(relative_bound.min()),
+        "bound_holds_fraction": float(batch.holds.mean()),
+        "max_error_over_bound": batch.worst_ratio,
+        "estimate_covers_fraction": float(np.mean(batch.estimate >= batch.error_norm)),
+        "median_estimate_ratio": (
+            float(np.median(batch.estimate[positive] / batch.error_norm[positive]))
+            if positive.any()
+            else None
+        ),
+        "library_checks": min(LIBRARY_CHECKS, trials),
+        "library_deviation": deviation,
+        "exact_trials": len(exact_errors),
+        "exact_max_rel_error": max(exact_errors) if exact_errors else None,
+    }
+
+
+@dataclass(frozen=True)
+class BatchErrors:
+    """Per trial of one point: the error's 2-norm, the code's error estimate, whether every
+    coordinate is within Remark 15's bound; the largest error over bound, and the first
+    ``LIBRARY_CHECKS`` trials' approximations (for ``library_deviation``)."""
+
+    estimate: np.ndarray
+    error_norm: np.ndarray
+    holds: np.ndarray
+    worst_ratio: float
+    first_approx: np.ndarray
+
+
+def interpolated_errors(
+    pool: Pool,
+    instances: np.ndarray,
+    responders: np.ndarray,
+    points: tuple[np.ndarray, np.ndarray],
+    m: int,
+    per_coordinate: np.ndarray,
+) -> BatchErrors:
+    """Every trial's Berrut approximation (eq. 34, evaluated here in batch) against the
+    reference and the bound ``per_coordinate`` (``points``: the code's ``alpha, beta``)."""
+    alpha, beta = points
+    trials = len(instances)
     reference = np.zeros((POOL, m * pool.width))
     reference[:, : pool.length] = pool.reference
     estimate = np.empty(trials)
@@ -260,23 +324,45 @@ def point(
         worst_ratio = max(worst_ratio, float(ratio.max()))
         if low == 0:
             first_approx = approx[:LIBRARY_CHECKS]
-    errors = error_norm / pool.norm[instances]
-    relative_bound = math.sqrt(m) * np.linalg.norm(per_coordinate, axis=1) / pool.norm
+    return BatchErrors(estimate, error_norm, holds, worst_ratio, first_approx)
 
+
+def library_deviation(
+    code: BerrutCode,
+    pool: Pool,
+    instances: np.ndarray,
+    responders: np.ndarray,
+    batch: BatchErrors,
+) -> float:
+    """The largest difference, relative to ``||g||``, between ``BerrutCode.decode_result`` and
+    the batch evaluation (gradient and error estimate) on the first ``LIBRARY_CHECKS``
+    trials."""
     deviation = 0.0
-    for trial in range(min(LIBRARY_CHECKS, trials)):
+    for trial in range(min(LIBRARY_CHECKS, len(instances))):
         received = pool.received(int(instances[trial]), responders[trial].tolist())
         result = code.decode_result(received, pool.length)
         library, library_estimate = result.gradient, result.error_estimate
         scale = pool.norm[instances[trial]]
         deviation = max(
             deviation,
-            float(np.abs(library - first_approx[trial, : pool.length]).max()) / scale,
-            abs(library_estimate - float(estimate[trial])) / scale,
+            float(np.abs(library - batch.first_approx[trial, : pool.length]).max()) / scale,
+            abs(library_estimate - float(batch.estimate[trial])) / scale,
         )
+    return deviation
+
+
+def exact_decoding_errors(
+    exact: HeterogeneousCode,
+    exact_pool: Pool,
+    instances: np.ndarray,
+    responders: np.ndarray,
+    stragglers: int,
+) -> list[float]:
+    """Relative errors of exact decoding (Sec. III) on the first ``EXACT_TRIALS`` trials'
+    responders; none where it cannot decode (more than ``exact.s`` stragglers)."""
     exact_errors = []
     if stragglers <= exact.s:
-        for trial in range(min(EXACT_TRIALS, trials)):
+        for trial in range(min(EXACT_TRIALS, len(instances))):
             instance = int(instances[trial])
             received = exact_pool.received(instance, responders[trial].tolist())
             decoded = exact.decode(received, exact_pool.length)
@@ -284,32 +370,4 @@ def point(
                 float(np.linalg.norm(decoded - exact_pool.reference[instance]))
                 / exact_pool.norm[instance]
             )
-    positive = error_norm > 0
-    return {
-        "n": n,
-        "regime": label,
-        "r": code.r,
-        "m": m,
-        "s": code.s,
-        "stragglers": stragglers,
-        "beyond_s": stragglers - code.s,
-        "responders": count,
-        "trials": trials,
-        "mean_rel_error": float(errors.mean()),
-        "median_rel_error": float(np.median(errors)),
-        "max_rel_error": float(errors.max()),
-        "bound_factor": factor,
-        "bound_uses_first_derivative": with_first,
-        "mean_rel_bound": float(relative_bound[instances].mean()),
-        "min_rel_bound": float(relative_bound.min()),
-        "bound_holds_fraction": float(holds.mean()),
-        "max_error_over_bound": worst_ratio,
-        "estimate_covers_fraction": float(np.mean(estimate >= error_norm)),
-        "median_estimate_ratio": (
-            float(np.median(estimate[positive] / error_norm[positive])) if positive.any() else None
-        ),
-        "library_checks": min(LIBRARY_CHECKS, trials),
-        "library_deviation": deviation,
-        "exact_trials": len(exact_errors),
-        "exact_max_rel_error": max(exact_errors) if exact_errors else None,
-    }
+    return exact_errors

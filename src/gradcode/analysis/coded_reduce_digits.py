@@ -273,28 +273,60 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
         progress(f"timing: {iterations} iterations of {', '.join(SCHEMES)} drawn")
         workers = next(c.scheme.n for c in digits.schemes if c.label == "SGD")
         per_worker = TRAIN_SIZE // workers
-
-        def sgd_batch(t: int) -> np.ndarray:
-            return worker_rows(responders[t], per_worker)
-
-        curves: dict[str, dict[int, tuple[float, float, float]]] = {"gd": {}, "sgd": {}}
-
-        def recorder(kind: str) -> Callable[[int, Params], None]:
-            def record(t: int, params: Params) -> None:
-                loss, _ = loss_and_gradient(params, data.train_x, data.train_y)
-                curves[kind][t] = (
-                    accuracy(params, data.train_x, data.train_y),
-                    accuracy(params, data.test_x, data.test_y),
-                    loss / TRAIN_SIZE,
-                )
-
-            return record
-
-        final = train(data, start, iterations, lambda t: None, recorder("gd"), progress, "GD")
-        train(data, start, iterations, sgd_batch, recorder("sgd"), progress, "SGD")
+        curves, final = train_both(data, start, iterations, responders, per_worker, progress)
         checks = exactness(
             paper, data, {"initial": start, "final": final}, np.random.default_rng(check_seed)
         )
+    rows = curve_rows(curves, small, large, iterations)
+    meta = describe(paper, digits, data, iterations, per_worker, (small, large), checks)
+    return Analysis(rows, meta)
+
+
+#: per kind of iterates (``gd``, ``sgd``), per evaluated iteration: train accuracy, test
+#: accuracy, mean training loss
+Curves = dict[str, dict[int, tuple[float, float, float]]]
+
+
+def train_both(
+    data: Digits,
+    start: Params,
+    iterations: int,
+    responders: np.ndarray,
+    per_worker: int,
+    progress: Progress,
+) -> tuple[Curves, Params]:
+    """The curves of full-batch gradient descent (the exact schemes') and of SGD over each
+    iteration's ``responders``, both from ``start``; and gradient descent's final iterate."""
+
+    def sgd_batch(t: int) -> np.ndarray:
+        return worker_rows(responders[t], per_worker)
+
+    curves: Curves = {"gd": {}, "sgd": {}}
+
+    def recorder(kind: str) -> Callable[[int, Params], None]:
+        def record(t: int, params: Params) -> None:
+            loss, _ = loss_and_gradient(params, data.train_x, data.train_y)
+            curves[kind][t] = (
+                accuracy(params, data.train_x, data.train_y),
+                accuracy(params, data.test_x, data.test_y),
+                loss / TRAIN_SIZE,
+            )
+
+        return record
+
+    final = train(data, start, iterations, lambda t: None, recorder("gd"), progress, "GD")
+    train(data, start, iterations, sgd_batch, recorder("sgd"), progress, "SGD")
+    return curves, final
+
+
+def curve_rows(
+    curves: Curves,
+    small: dict[str, np.ndarray],
+    large: dict[str, np.ndarray],
+    iterations: int,
+) -> list[dict[str, Any]]:
+    """Per scheme and evaluated iteration, its iterates' accuracies and loss against the
+    elapsed time at both scales (``small``, ``large``: the iteration times)."""
     rows: list[dict[str, Any]] = []
     for label in SCHEMES:
         kind = "gd" if label in EXACT else "sgd"
@@ -314,7 +346,22 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
                     "loss": loss,
                 }
             )
-    meta = {
+    return rows
+
+
+def describe(
+    paper: Spec,
+    digits: Spec,
+    data: Digits,
+    iterations: int,
+    per_worker: int,
+    times: tuple[dict[str, np.ndarray], dict[str, np.ndarray]],
+    checks: dict[str, dict[str, float]],
+) -> dict[str, Any]:
+    """The analysis's ``meta``: what was computed and how (``times``: the iteration times at
+    the stand-in's and at the paper's scale)."""
+    small, large = times
+    return {
         "what": "Fig. 13's method (accuracy versus simulated wall-clock time for UMW, GC, RAR, "
         "SGD and CR) on scikit-learn's digits, a STAND-IN for CIFAR-10: a 64-32-10 perceptron "
         "trained by full-batch gradient descent (exact schemes share their iterates) or by SGD "
@@ -354,4 +401,3 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
             **checks,
         },
     }
-    return Analysis(rows, meta)

@@ -283,6 +283,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     actions = cluster.add_subparsers(dest="action", required=True)
+    _add_up(actions)
+    _add_down(actions)
+    _add_status(actions)
+    _add_exec(actions)
+    _add_mpiexec(actions)
+    _add_ulfm(actions)
+    _add_measure(actions)
+    _add_cut(actions)
+    _add_lose(actions)
+    _add_rate(actions)
+
+
+def _add_up(actions: argparse._SubParsersAction) -> None:
+    """``cluster up`` and the cluster's options (``_spec``)."""
     up = actions.add_parser(
         "up", help="make the nodes, links and SLURM (idempotent)", allow_abbrev=False
     )
@@ -304,18 +318,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     up.add_argument("--no-slurm", action="store_true", help="only the network (and launcher)")
     up.set_defaults(func=cmd_up)
+
+
+def _add_down(actions: argparse._SubParsersAction) -> None:
+    """``cluster down``."""
     down = actions.add_parser("down", help="remove everything up made", allow_abbrev=False)
     down.set_defaults(func=cmd_down)
+
+
+def _add_status(actions: argparse._SubParsersAction) -> None:
+    """``cluster status``."""
     status = actions.add_parser(
         "status", help="nodes, addresses, rates, SLURM states", allow_abbrev=False
     )
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
+
+
+def _add_exec(actions: argparse._SubParsersAction) -> None:
+    """``cluster exec``: a command on one node."""
     run = actions.add_parser(
         "exec", help="run a command on a node (default: the master's)", allow_abbrev=False
     )
     run.add_argument("--node", default="gc-node0")
     run.set_defaults(func=cmd_exec)
+
+
+def _add_mpiexec(actions: argparse._SubParsersAction) -> None:
+    """``cluster mpiexec``: hydra's launcher over the nodes."""
     mpi = actions.add_parser(
         "mpiexec",
         help="hydra mpiexec over the nodes (one rank per node in turn)",
@@ -324,6 +354,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     mpi.add_argument("-n", type=int, required=True, help="MPI ranks")
     mpi.add_argument("--print", action="store_true", help="print the command, run nothing")
     mpi.set_defaults(func=cmd_mpiexec)
+
+
+def _add_ulfm(actions: argparse._SubParsersAction) -> None:
+    """``cluster ulfm``: a fault-tolerant MPI job and its failure detector."""
     fault_tolerant = actions.add_parser(
         "ulfm",
         help="a fault-tolerant MPI job (Open MPI with ULFM), one rank per node, that survives "
@@ -342,6 +376,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     fault_tolerant.add_argument("--print", action="store_true", help="print the command only")
     fault_tolerant.set_defaults(func=cmd_ulfm)
+
+
+def _add_measure(actions: argparse._SubParsersAction) -> None:
+    """``cluster measure``: one TCP stream's rate."""
     measure = actions.add_parser(
         "measure", help="time one TCP stream between two nodes", allow_abbrev=False
     )
@@ -352,6 +390,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--within", type=float, help="fail unless the rate is within this fraction (0.1)"
     )
     measure.set_defaults(func=cmd_measure)
+
+
+def _add_cut(actions: argparse._SubParsersAction) -> None:
+    """``cluster cut``: a node's link down for a while."""
     cutter = _node_action(
         actions,
         "cut",
@@ -363,6 +405,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     _trigger_options(cutter, "cut")
     cutter.set_defaults(func=cmd_cut)
+
+
+def _add_lose(actions: argparse._SubParsersAction) -> None:
+    """``cluster lose``: a node lost for good (which, how, when, and after)."""
     loser = actions.add_parser(
         "lose",
         help="lose one node for good (--kill: every process on it; --link: its link down), "
@@ -406,6 +452,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="with --link during CMD: the other nodes' net.ipv4.tcp_retries2 meanwhile (5)",
     )
     loser.set_defaults(func=cmd_lose)
+
+
+def _add_rate(actions: argparse._SubParsersAction) -> None:
+    """``cluster rate``: every link at another rate during a command."""
     rerate = actions.add_parser(
         "rate",
         help="every link (in a SLURM job: its nodes') at another rate while a command runs "

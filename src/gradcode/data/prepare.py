@@ -11,9 +11,16 @@ import numpy as np
 
 from gradcode.data import provenance, registry
 from gradcode.data.errors import DataError, OptionError
-from gradcode.data.io import COMPRESSIONS, logical_name, read_raw
+from gradcode.data.io import COMPRESSIONS, RawFile, logical_name, read_raw
 from gradcode.data.partition import partition_offsets, trimmed_size
-from gradcode.data.prepared import Built, PreparedData, canonical, storage_of, write_prepared
+from gradcode.data.prepared import (
+    Built,
+    Matrix,
+    PreparedData,
+    canonical,
+    storage_of,
+    write_prepared,
+)
 
 PathLike = str | os.PathLike[str]
 
@@ -139,43 +146,110 @@ def prepare(
     partitions = _count_option(partitions, "partitions")
 
     paths = find_inputs(spec, variant, raw)
+    inputs, records = _read_inputs(spec, paths, verify_checksums)
+    built: Built = spec.load_builder()(variant=variant, seed=seed, inputs=inputs, options=options)
+
+    x_train, y_train, train_rows, trim = _trimmed(built, trim_to_multiple)
+    offsets, partition = _partition(y_train.size, partitions)
+
+    x_train, x_test = canonical(x_train), canonical(built.X_test)
+    meta = _meta(
+        built,
+        x_train,
+        x_test,
+        y_train,
+        dataset=name,
+        variant=variant,
+        seed=seed,
+        options=options,
+        verify_checksums=verify_checksums,
+        inputs=records,
+        trim=trim,
+        partition=partition,
+    )
+    arrays = _arrays(built, x_train, x_test, y_train, train_rows, offsets)
+    meta = write_prepared(out, arrays, meta, overwrite=overwrite)
+    return PreparedData(
+        X_train=x_train,
+        y_train=arrays["y_train"],
+        X_test=x_test,
+        y_test=arrays["y_test"],
+        train_rows=arrays["train_rows"],
+        test_rows=arrays["test_rows"],
+        meta=meta,
+        theta_star=arrays.get("theta_star"),
+        partition_offsets=offsets,
+    )
+
+
+def _read_inputs(
+    spec: registry.DatasetSpec, paths: dict[str, Path], verify: bool
+) -> tuple[dict[str, RawFile], list[dict[str, Any]]]:
+    """The input files read, and their provenance records (checked against the published
+    sha256 when ``verify``)."""
     published = spec.published()
     inputs, records = {}, []
     for input_name, path in paths.items():
         raw_file = read_raw(path)
-        records.append(
-            provenance.check_input(raw_file, published.get(input_name), verify=verify_checksums)
-        )
+        records.append(provenance.check_input(raw_file, published.get(input_name), verify=verify))
         inputs[input_name] = raw_file
-    built: Built = spec.load_builder()(variant=variant, seed=seed, inputs=inputs, options=options)
+    return inputs, records
 
+
+def _trimmed(
+    built: Built, multiple: int | None
+) -> tuple[Matrix, np.ndarray, np.ndarray, dict[str, Any] | None]:
+    """The training rows without the last ``n mod multiple``, and what was dropped (``None``:
+    no ``multiple``, nothing dropped)."""
     x_train, y_train, train_rows = built.X_train, built.y_train, built.train_rows
-    trim = None
-    if trim_to_multiple is not None:
-        before = y_train.size
-        kept = trimmed_size(before, trim_to_multiple)
-        x_train, y_train, train_rows = x_train[:kept], y_train[:kept], train_rows[:kept]
-        trim = {
-            "multiple": trim_to_multiple,
-            "rows_before": before,
-            "rows_dropped": before - kept,
-            "rule": "the last rows of the training order are dropped (not moved to test)",
-        }
-    offsets = None
-    partition = None
-    if partitions is not None:
-        offsets = partition_offsets(y_train.size, partitions)
-        partition = {
-            "k": partitions,
-            "sizes": np.diff(offsets).tolist(),
-            "rule": "contiguous blocks of the training order, sizes differ by at most one",
-        }
+    if multiple is None:
+        return x_train, y_train, train_rows, None
+    before = y_train.size
+    kept = trimmed_size(before, multiple)
+    trim = {
+        "multiple": multiple,
+        "rows_before": before,
+        "rows_dropped": before - kept,
+        "rule": "the last rows of the training order are dropped (not moved to test)",
+    }
+    return x_train[:kept], y_train[:kept], train_rows[:kept], trim
 
-    x_train, x_test = canonical(x_train), canonical(built.X_test)
-    storage = storage_of(x_train)
+
+def _partition(
+    rows: int, partitions: int | None
+) -> tuple[np.ndarray | None, dict[str, Any] | None]:
+    """The offsets of ``partitions`` contiguous blocks of ``rows``, and their record (``None``:
+    no ``partitions``)."""
+    if partitions is None:
+        return None, None
+    offsets = partition_offsets(rows, partitions)
+    partition = {
+        "k": partitions,
+        "sizes": np.diff(offsets).tolist(),
+        "rule": "contiguous blocks of the training order, sizes differ by at most one",
+    }
+    return offsets, partition
+
+
+def _meta(
+    built: Built,
+    x_train: Matrix,
+    x_test: Matrix,
+    y_train: np.ndarray,
+    *,
+    dataset: str,
+    variant: str,
+    seed: int | None,
+    options: dict[str, Any],
+    verify_checksums: bool,
+    inputs: list[dict[str, Any]],
+    trim: dict[str, Any] | None,
+    partition: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """``meta.json`` but its ``outputs`` (``write_prepared`` adds them)."""
     meta: dict[str, Any] = {
         "format": provenance.FORMAT,
-        "dataset": name,
+        "dataset": dataset,
         "variant": variant,
         "description": built.description,
         "stand_in": built.stand_in,
@@ -183,10 +257,10 @@ def prepare(
         "seed": seed,
         "options": options,
         "verify_checksums": verify_checksums,
-        "inputs": sorted(records, key=lambda r: r["name"]),
+        "inputs": sorted(inputs, key=lambda r: r["name"]),
         "recipe": built.recipe,
         "row_index": built.row_index,
-        "storage": storage,
+        "storage": storage_of(x_train),
         "shapes": {
             "X_train": list(x_train.shape),
             "X_test": list(x_test.shape),
@@ -211,7 +285,18 @@ def prepare(
             comparison["train_rows"] - comparison["reported_train_rows"]
         )
         meta["comparison"] = comparison
+    return meta
 
+
+def _arrays(
+    built: Built,
+    x_train: Matrix,
+    x_test: Matrix,
+    y_train: np.ndarray,
+    train_rows: np.ndarray,
+    offsets: np.ndarray | None,
+) -> dict[str, Any]:
+    """What ``data.npz`` holds."""
     arrays: dict[str, Any] = {
         "X_train": x_train,
         "X_test": x_test,
@@ -223,15 +308,4 @@ def prepare(
     }
     if offsets is not None:
         arrays["partition_offsets"] = offsets
-    meta = write_prepared(out, arrays, meta, overwrite=overwrite)
-    return PreparedData(
-        X_train=x_train,
-        y_train=arrays["y_train"],
-        X_test=x_test,
-        y_test=arrays["y_test"],
-        train_rows=arrays["train_rows"],
-        test_rows=arrays["test_rows"],
-        meta=meta,
-        theta_star=arrays.get("theta_star"),
-        partition_offsets=offsets,
-    )
+    return arrays

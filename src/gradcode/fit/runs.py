@@ -283,69 +283,25 @@ def fit_runs(
     """Fit paper 000's model to the runs in ``directories`` (see the module docstring);
     ``model``: the spec's timing model (``auto``: ``shared-links`` for runs over real links
     with one clock, else ``master-worker``)."""
-    if per_worker not in PER_WORKER_CHOICES:
-        raise UserError(f"per_worker: must be one of {', '.join(PER_WORKER_CHOICES)}")
-    if model not in MODEL_CHOICES:
-        raise UserError(f"model: must be one of {', '.join(MODEL_CHOICES)}")
-    if not 0 < confidence < 1:
-        raise UserError(f"confidence: must be in (0, 1) (got {confidence})")
-    if not 0 < level < 1:
-        raise UserError(f"level: must be in (0, 1) (got {level})")
+    _check_options(per_worker, model, confidence, level)
     runs = read_runs(directories, skip=skip)
-    with_comm = [run.comm_observed for run in runs]
-    if any(with_comm) and not all(with_comm):
-        quiet = runs[with_comm.index(False)]
-        raise UserError(
-            f"{quiet.directory}: its communication is not observed (no shared clock, nothing "
-            "injected) but other runs' is; fit them separately"
-        )
-    comm = all(with_comm)
-    separable = [run.separable for run in runs]
-    if any(separable) and not all(separable):
-        apart = runs[separable.index(True)]
-        raise UserError(
-            f"{apart.directory}: a {apart.topology} run observes the computation and the link "
-            "delay apart, a flat run only their sum; fit them separately"
-        )
-    fit = _fit_separable if all(separable) else _fit_joint
-    # the master's link is read off n copies of the model leaving it, and a worker's off its
-    # least contended result: a scattered model (one copy, every worker at once) gives neither
-    on_links = [
-        run.links and run.one_clock and run.direct and run.distribution == "isend" for run in runs
-    ]
-    if model == "auto":
-        model = "shared-links" if all(on_links) else "master-worker"
-    elif model == "shared-links" and not all(on_links):
-        other = runs[on_links.index(False)]
-        raise UserError(
-            f"{other.directory}: not a flat run over real links with one clock whose model went "
-            "as copies (runtime.distribution: isend); the shared-links model needs the links' "
-            "measured transfers"
-        )
+    comm = _communication_observed(runs)
+    separable = _separable(runs)
+    fit = _fit_separable if separable else _fit_joint
+    model = _spec_model(runs, model)
     rng = np.random.default_rng(seed)
     pooled_fit = fit(pooled(runs), comm, confidence=confidence, bootstrap=bootstrap, rng=rng)
     trees = [run.tree for run in runs if run.tree is not None]
     if trees and len(trees) == len(runs):
         pooled_fit = _replayed(pooled_fit, trees, None, bootstrap, rng)
-    workers = runs[0].workers
     # the workers differ only in what the spec's model uses (on shared links: the compute)
-    per_worker_comm = comm and model == "master-worker" and not all(separable)
-    samples = [_sample(pooled(runs, [worker]), per_worker_comm) for worker in range(workers)]
-    homogeneity: dict[str, Any]
-    try:
-        test = compare_groups(samples)
-        homogeneity = {"tested": True, **test.as_dict()}
-        differ = test.pvalue < level
-    except FitError as error:
-        if per_worker == "yes":
-            raise
-        homogeneity = {"tested": False, "reason": str(error)}
-        differ = False
+    per_worker_comm = comm and model == "master-worker" and not separable
+    homogeneity, differ = _homogeneity(runs, per_worker_comm, per_worker, level)
     by_worker = None
     if per_worker == "yes" or (per_worker == "auto" and differ):
         by_worker = tuple(
             fit(pooled(runs, [worker]), comm, confidence=confidence, bootstrap=bootstrap, rng=rng)
-            for worker in range(workers)
+            for worker in range(runs[0].workers)
         )
         if trees and len(trees) == len(runs):
             by_worker = tuple(
@@ -367,6 +323,80 @@ def fit_runs(
         model=model,
         finish=float(np.mean(np.concatenate([np.asarray(run.finish) for run in runs]))),
     )
+
+
+def _check_options(per_worker: str, model: str, confidence: float, level: float) -> None:
+    if per_worker not in PER_WORKER_CHOICES:
+        raise UserError(f"per_worker: must be one of {', '.join(PER_WORKER_CHOICES)}")
+    if model not in MODEL_CHOICES:
+        raise UserError(f"model: must be one of {', '.join(MODEL_CHOICES)}")
+    if not 0 < confidence < 1:
+        raise UserError(f"confidence: must be in (0, 1) (got {confidence})")
+    if not 0 < level < 1:
+        raise UserError(f"level: must be in (0, 1) (got {level})")
+
+
+def _communication_observed(runs: Sequence[RunObservations]) -> bool:
+    """Whether the runs observe their communication (all or none of them may)."""
+    with_comm = [run.comm_observed for run in runs]
+    if any(with_comm) and not all(with_comm):
+        quiet = runs[with_comm.index(False)]
+        raise UserError(
+            f"{quiet.directory}: its communication is not observed (no shared clock, nothing "
+            "injected) but other runs' is; fit them separately"
+        )
+    return all(with_comm)
+
+
+def _separable(runs: Sequence[RunObservations]) -> bool:
+    """Whether the runs observe the computation and the link delay apart (all or none)."""
+    separable = [run.separable for run in runs]
+    if any(separable) and not all(separable):
+        apart = runs[separable.index(True)]
+        raise UserError(
+            f"{apart.directory}: a {apart.topology} run observes the computation and the link "
+            "delay apart, a flat run only their sum; fit them separately"
+        )
+    return all(separable)
+
+
+def _spec_model(runs: Sequence[RunObservations], model: str) -> str:
+    """The spec's timing model: ``model``, or for ``auto`` the one the runs allow."""
+    # the master's link is read off n copies of the model leaving it, and a worker's off its
+    # least contended result: a scattered model (one copy, every worker at once) gives neither
+    on_links = [
+        run.links and run.one_clock and run.direct and run.distribution == "isend" for run in runs
+    ]
+    if model == "auto":
+        model = "shared-links" if all(on_links) else "master-worker"
+    elif model == "shared-links" and not all(on_links):
+        other = runs[on_links.index(False)]
+        raise UserError(
+            f"{other.directory}: not a flat run over real links with one clock whose model went "
+            "as copies (runtime.distribution: isend); the shared-links model needs the links' "
+            "measured transfers"
+        )
+    return model
+
+
+def _homogeneity(
+    runs: Sequence[RunObservations], comm: bool, per_worker: str, level: float
+) -> tuple[dict[str, Any], bool]:
+    """The test of whether the workers differ (``comm``: in their communication too), and
+    whether they do at ``level``; a test that cannot be made is reported, and an error only
+    with ``per_worker="yes"``."""
+    samples = [_sample(pooled(runs, [worker]), comm) for worker in range(runs[0].workers)]
+    homogeneity: dict[str, Any]
+    try:
+        test = compare_groups(samples)
+        homogeneity = {"tested": True, **test.as_dict()}
+        differ = test.pvalue < level
+    except FitError as error:
+        if per_worker == "yes":
+            raise
+        homogeneity = {"tested": False, "reason": str(error)}
+        differ = False
+    return homogeneity, differ
 
 
 def _simulated(model: TimingModel, run: RunObservations) -> bool:

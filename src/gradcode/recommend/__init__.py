@@ -7,6 +7,8 @@ by expected time to a target training loss.
   ``target``, a ``TargetLoss``, also ``to_target``: the codes ranked by time to that loss);
 - ``target``: ``TargetLoss`` (a run file's training problem, the loss, the iterations and
   replicates), ``rank_to_target`` (the section for an existing ``Recommendation``);
+- ``recommendation``: what those return (``Recommendation``, ``Row``, ``TargetSection``,
+  ``TargetRow``);
 - ``exact``: exact expected times per iteration where a closed form holds (master-worker
   model with identical workers, codes that declare a ``completion_rule``), beside the Monte
   Carlo and ordering the ranking;
@@ -27,9 +29,10 @@ from __future__ import annotations
 from gradcode.recommend.convergence import TrainingProblem
 from gradcode.recommend.errors import RecommendError
 from gradcode.recommend.limits import Limits
-from gradcode.recommend.rank import Recommendation, Row, recommend
+from gradcode.recommend.rank import recommend
+from gradcode.recommend.recommendation import Recommendation, Row, TargetSection
 from gradcode.recommend.runfile import run_file_lines
-from gradcode.recommend.target import TargetLoss, TargetSection, rank_to_target
+from gradcode.recommend.target import TargetLoss, rank_to_target
 
 __all__ = [
     "Limits",

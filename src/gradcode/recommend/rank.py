@@ -64,13 +64,24 @@ from typing import Any
 
 from gradcode.codes import GradientCode, available, build
 from gradcode.jsonable import to_jsonable
-from gradcode.recommend.candidates import WORKER_TIMES, Candidate, Skip, enumerate_candidates
+from gradcode.recommend.candidates import Candidate, Pool, Skip, enumerate_candidates
 from gradcode.recommend.errors import RecommendError
 from gradcode.recommend.exact import ExactTimes
-from gradcode.recommend.limits import Limits, load_fraction, message_fraction
+from gradcode.recommend.limits import Limits
+from gradcode.recommend.recommendation import (
+    EQUAL_TIMES,
+    EXACT_TIME,
+    FINAL,
+    MONTE_CARLO,
+    SCREENING,
+    Exclusion,
+    Recommendation,
+    Row,
+    same_times_key,
+)
 from gradcode.recommend.simulation import estimate_codes
 from gradcode.recommend.speeds import WorkerTimes, worker_times
-from gradcode.recommend.target import TargetLoss, TargetSection, rank_to_target
+from gradcode.recommend.target import TargetLoss, rank_to_target
 from gradcode.recommend.workers import check_workers
 from gradcode.sim.table import ResultRow
 from gradcode.timing import TimingModel
@@ -84,214 +95,6 @@ DEFAULT_FINALISTS = 5
 #: at most this many groups of codes (equal screening times) per section and pass get the
 #: full trials, however many tie at screening
 MAX_FINALISTS = 25
-FINAL, SCREENING = "final", "screening"
-#: what ordered a row (``Row.ranked_by``): its own exact expected time, the exact time of a
-#: code with the very same Monte Carlo times (the same code under this model), its MC mean
-EXACT_TIME, EQUAL_TIMES, MONTE_CARLO = "exact", "exact of an equal-times code", "monte carlo"
-#: relative difference below which two exact expected times are equal (quadrature accuracy)
-EXACT_TOLERANCE = 1e-9
-#: the fields of ``Row.record``, in order (the CSV's columns after ``section``)
-RECORD_COLUMNS = (
-    "rank",
-    "scheme",
-    "params",
-    "workers",
-    "exact",
-    "s",
-    "load",
-    "message",
-    "stage",
-    "trials",
-    "mean_time",
-    "ci_low",
-    "ci_high",
-    "exact_time",
-    "ranked_by",
-    "std_time",
-    "ratio_to_reference",
-    "messages",
-    "vectors",
-    "floats",
-    "origin",
-    "notes",
-)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One simulated code: its estimate (``result``), the stage that produced it, the mean
-    over the reference's mean (``ratio``, same stage), its rank among the exact codes, its
-    exact expected time (``exact_time``, ``None`` without a closed form) and what ordered it
-    (``ranked_by``: ``EXACT_TIME``, ``EQUAL_TIMES`` or ``MONTE_CARLO``; module docstring,
-    step 4)."""
-
-    code: GradientCode
-    origin: str
-    result: ResultRow
-    stage: str
-    ratio: float | None
-    rank: int | None = None
-    within_limits: bool = True
-    exact_time: float | None = None
-    ranked_by: str = "monte carlo"
-
-    @property
-    def scheme(self) -> str:
-        return self.code.name
-
-    @property
-    def params(self) -> dict[str, Any]:
-        """The constructor parameters (``build(scheme, **params)`` rebuilds the code)."""
-        return self.code.params()
-
-    @property
-    def load(self) -> float:
-        return load_fraction(self.code)
-
-    @property
-    def message(self) -> float:
-        return message_fraction(self.code)
-
-    def notes(self) -> list[str]:
-        """What a reader must know beside the time (from the code's declarations)."""
-        caps, out = self.code.capabilities, []
-        if not self.code.exact:
-            out.append("approximate")
-        if self.origin == WORKER_TIMES:
-            out.append("sized to the worker times")
-        if caps.codes_data:
-            out.append(f"codes the data: exact for {'/'.join(caps.codes_data)} models only")
-        if caps.corrects_adversaries and self.code.a:
-            out.append(f"corrects {self.code.a} adversaries")
-        topology = topology_of(self.code)
-        if not topology.direct:
-            out.append(f"{topology} topology")
-        if not self.within_limits:
-            out.append("outside the limits")
-        return out
-
-    def record(self) -> dict[str, Any]:
-        """The row as flat fields (``RECORD_COLUMNS``), for CSV and JSON."""
-        result = self.result
-        return {
-            "rank": self.rank,
-            "scheme": self.scheme,
-            "params": self.params,
-            "workers": self.code.n,
-            "exact": self.code.exact,
-            "s": self.code.s,
-            "load": self.load,
-            "message": self.message,
-            "stage": self.stage,
-            "trials": result.trials,
-            "mean_time": result.mean_time,
-            "ci_low": result.ci_low,
-            "ci_high": result.ci_high,
-            "exact_time": self.exact_time,
-            "ranked_by": self.ranked_by,
-            "std_time": result.std_time,
-            "ratio_to_reference": self.ratio,
-            "messages": result.messages,
-            "vectors": result.vectors,
-            "floats": result.floats,
-            "origin": self.origin,
-            "notes": "; ".join(self.notes()),
-        }
-
-
-@dataclass(frozen=True)
-class Exclusion:
-    """Configurations a limit excluded, per scheme."""
-
-    limit: str
-    counts: dict[str, int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """The result of ``recommend`` (module docstring)."""
-
-    n: int
-    model_name: str
-    model_params: dict[str, Any]
-    limits: Limits
-    trials: int
-    screen_trials: int
-    seed: int
-    confidence: float
-    ranked: list[Row]
-    approximate: list[Row]
-    reference: Row | None
-    skipped: list[Skip]
-    excluded: list[Exclusion]
-    duplicates: int
-    worker_times: WorkerTimes | None
-    #: the ranking by expected time to a target loss (``None``: no ``target`` was given)
-    to_target: TargetSection | None = None
-    #: why no code has an exact expected time under this model (``None``: codes that declare
-    #: a completion rule have one; ``gradcode.recommend.exact``)
-    exact_unavailable: str | None = None
-
-    @property
-    def best(self) -> Row | None:
-        """The fastest exact code within the limits (``None``: none is left)."""
-        return self.ranked[0] if self.ranked else None
-
-    @property
-    def equivalents(self) -> list[Row]:
-        """Codes ranked right after the best with its very times, trial by trial (the same
-        code under this model by another name or construction: flat FRC and a depth-1
-        CodedReduce tree over it, say)."""
-        out: list[Row] = []
-        for row in self.ranked[1:]:
-            if not _same_times(row.result, self.ranked[0].result):
-                break
-            out.append(row)
-        return out
-
-    @property
-    def runner_up(self) -> Row | None:
-        """The fastest code after the best and its ``equivalents`` (``None``: there is none)."""
-        place = 1 + len(self.equivalents)
-        return self.ranked[place] if place < len(self.ranked) else None
-
-    @property
-    def tie(self) -> bool | None:
-        """Whether the runner-up may be as fast as the best (``None``: no runner-up): with
-        exact expected times for both, whether they are equal (to ``EXACT_TOLERANCE``);
-        otherwise whether the runner-up's interval reaches the best's."""
-        best, second = self.best, self.runner_up
-        if best is None or second is None:
-            return None
-        if best.exact_time is not None and second.exact_time is not None:
-            scale = max(abs(best.exact_time), abs(second.exact_time), 1e-300)
-            return abs(second.exact_time - best.exact_time) <= EXACT_TOLERANCE * scale
-        return second.result.ci_low <= best.result.ci_high
-
-    @property
-    def simulated(self) -> int:
-        """Configurations simulated (the reference included)."""
-        rows = {id(row.code) for row in [*self.ranked, *self.approximate]}
-        if self.reference is not None:
-            rows.add(id(self.reference.code))
-        return len(rows)
-
-    @property
-    def finalists(self) -> int:
-        rows = [*self.ranked, *self.approximate]
-        if self.reference is not None and not self.reference.within_limits:
-            rows.append(self.reference)
-        return sum(row.stage == FINAL for row in rows)
-
-
-def _same_times(a: ResultRow, b: ResultRow) -> bool:
-    """Equal estimates from the same draws: the two codes finished together in every trial
-    (as far as the mean and spread can tell)."""
-    return _identity(a) == _identity(b)
 
 
 def _count(name: str, value: Any, minimum: int) -> int:
@@ -456,22 +259,17 @@ def _ranking_keys(runs: _Runs, exact: Sequence[float | None]) -> list[tuple[floa
     shared: dict[tuple[int, float, float], float] = {}
     for i, value in enumerate(exact):
         if value is not None:
-            shared.setdefault(_identity(runs.result(i)), value)
+            shared.setdefault(same_times_key(runs.result(i)), value)
     keys = []
     for i, value in enumerate(exact):
         result = runs.result(i)
         if value is not None:
             keys.append((value, EXACT_TIME))
-        elif _identity(result) in shared:
-            keys.append((shared[_identity(result)], EQUAL_TIMES))
+        elif same_times_key(result) in shared:
+            keys.append((shared[same_times_key(result)], EQUAL_TIMES))
         else:
             keys.append((result.mean_time, MONTE_CARLO))
     return keys
-
-
-def _identity(result: ResultRow) -> tuple[int, float, float]:
-    """What ``_same_times`` compares."""
-    return (result.trials, result.mean_time, result.std_time)
 
 
 def recommend(
@@ -507,6 +305,50 @@ def recommend(
     say = progress if progress is not None else (lambda line: None)
 
     times = worker_times(model, n, seed=seed)
+    pool, skipped, reference = _candidates(model, n, limits, times)
+    exact, approximate, excluded = _sections(pool.candidates, limits)
+    ranking = _simulated_rows(
+        model,
+        exact,
+        approximate,
+        reference,
+        trials=trials,
+        screen_trials=screen_trials,
+        finalists=finalists,
+        options={"seed": seed, "confidence": confidence, "length": length},
+        say=say,
+    )
+    rec = Recommendation(
+        n=n,
+        model_name=model.name,
+        model_params=model.params(),
+        limits=limits,
+        trials=trials,
+        screen_trials=min(screen_trials, trials),
+        seed=seed,
+        confidence=confidence,
+        ranked=ranking.ranked,
+        approximate=ranking.approximate,
+        reference=ranking.reference,
+        skipped=skipped,
+        excluded=[Exclusion(limit, dict(counts)) for limit, counts in excluded.items()],
+        duplicates=pool.duplicates,
+        worker_times=times,
+        exact_unavailable=ranking.exact_unavailable,
+    )
+    if target is None:
+        return rec
+    section = rank_to_target(
+        rec, model, target, finalists=finalists, seed=seed, confidence=confidence, progress=say
+    )
+    return replace(rec, to_target=section)
+
+
+def _candidates(
+    model: TimingModel, n: int, limits: Limits, times: WorkerTimes | None
+) -> tuple[Pool, list[Skip], Candidate | None]:
+    """Every candidate of the schemes the limits allow (module docstring, step 2), what was
+    skipped and why, and the reference (``None``: the model cannot simulate it)."""
     schemes = limits.schemes if limits.schemes is not None else tuple(available())
     pool = enumerate_candidates(model, n, schemes, times=times.times if times is not None else None)
     skipped = list(pool.skipped)
@@ -515,16 +357,51 @@ def recommend(
     reference = _reference(model, n, pool.candidates)
     if reference is None:
         skipped.append(Skip(REFERENCE_SCHEME, "the reference: the model cannot simulate it"))
+    return pool, skipped, reference
 
+
+def _sections(
+    candidates: Sequence[Candidate], limits: Limits
+) -> tuple[list[Candidate], list[Candidate], defaultdict[str, Counter[str]]]:
+    """The exact and the approximate candidates within the limits, and per limit the number
+    of configurations it excluded per scheme."""
     sections: dict[bool, list[Candidate]] = {True: [], False: []}
     excluded: defaultdict[str, Counter[str]] = defaultdict(Counter)
-    for candidate in pool.candidates:
+    for candidate in candidates:
         limit = limits.exclusion(candidate.code)
         if limit is not None:
             excluded[limit][candidate.code.name] += 1
         else:
             sections[candidate.code.exact].append(candidate)
-    exact, approximate = sections[True], sections[False]
+    return sections[True], sections[False], excluded
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """The rows of both sections, ordered, the reference's, and why no code has an exact
+    expected time (``None``: some may)."""
+
+    ranked: list[Row]
+    approximate: list[Row]
+    reference: Row | None
+    exact_unavailable: str | None
+
+
+def _simulated_rows(
+    model: TimingModel,
+    exact: Sequence[Candidate],
+    approximate: Sequence[Candidate],
+    reference: Candidate | None,
+    *,
+    trials: int,
+    screen_trials: int,
+    finalists: int,
+    options: dict[str, Any],
+    say: Callable[[str], None],
+) -> _Ranking:
+    """The sections' candidates and the reference simulated in two stages (module docstring,
+    step 3) and ordered by their best estimate of the expected time (step 4); the reference
+    is simulated outside the limits too (step 6)."""
     everyone = [*exact, *approximate]
     reference_inside = reference is not None and any(c is reference for c in exact)
     if reference is not None and not reference_inside:
@@ -541,7 +418,7 @@ def recommend(
         trials=trials,
         screen_trials=screen_trials,
         finalists=finalists,
-        options={"seed": seed, "confidence": confidence, "length": length},
+        options=options,
         say=say,
         exact=exact_times,
     )
@@ -580,27 +457,4 @@ def recommend(
             exact_time=exact_times[index],
             ranked_by=keys[index][1],
         )
-    rec = Recommendation(
-        n=n,
-        model_name=model.name,
-        model_params=model.params(),
-        limits=limits,
-        trials=trials,
-        screen_trials=min(screen_trials, trials),
-        seed=seed,
-        confidence=confidence,
-        ranked=ranked,
-        approximate=approximate_rows,
-        reference=reference_row,
-        skipped=skipped,
-        excluded=[Exclusion(limit, dict(counts)) for limit, counts in excluded.items()],
-        duplicates=pool.duplicates,
-        worker_times=times,
-        exact_unavailable=exact_values.reason,
-    )
-    if target is None:
-        return rec
-    section = rank_to_target(
-        rec, model, target, finalists=finalists, seed=seed, confidence=confidence, progress=say
-    )
-    return replace(rec, to_target=section)
+    return _Ranking(ranked, approximate_rows, reference_row, exact_values.reason)

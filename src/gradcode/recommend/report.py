@@ -33,9 +33,17 @@ from typing import Any
 
 from gradcode.atomic import write_atomic
 from gradcode.jsonable import to_jsonable
-from gradcode.recommend.rank import RECORD_COLUMNS, REFERENCE_SCHEME, Recommendation, Row
+from gradcode.recommend.rank import REFERENCE_SCHEME
+from gradcode.recommend.recommendation import (
+    EXACT,
+    RECORD_COLUMNS,
+    TARGET_COLUMNS,
+    Recommendation,
+    Row,
+    TargetRow,
+    TargetSection,
+)
 from gradcode.recommend.runfile import run_file_lines
-from gradcode.recommend.target import EXACT, TARGET_COLUMNS, TargetRow, TargetSection
 from gradcode.sim.table import format_value
 
 #: a parameter value longer than this is shortened in the text table (the CSV has it whole)
@@ -205,6 +213,18 @@ def format_target(section: TargetSection, confidence: float) -> list[str]:
 def format_text(rec: Recommendation, *, top: int = 15) -> str:
     """The command's output (module docstring); ``top`` ranked rows at most, the reference
     always."""
+    lines = _header_lines(rec)
+    lines += ["", *_ranked_lines(rec, top)]
+    lines += ["", *_approximate_lines(rec, top)]
+    if rec.to_target is not None:
+        lines += ["", *format_target(rec.to_target, rec.confidence)]
+    lines += ["", *_skipped_lines(rec)]
+    lines += ["", *_best_lines(rec)]
+    return "\n".join(lines) + "\n"
+
+
+def _header_lines(rec: Recommendation) -> list[str]:
+    """What was simulated: model, workers, limits, worker times, trials, seed."""
     params = json.dumps(to_jsonable(rec.model_params), separators=(", ", ": "))
     finalists = rec.finalists
     lines = [
@@ -224,9 +244,14 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
         lines.append(f"trials: {rec.trials} per configuration; seed {rec.seed}")
     if rec.duplicates:
         lines.append(f"{rec.duplicates} configurations with equal parameters merged")
+    return lines
 
+
+def _ranked_lines(rec: Recommendation, top: int) -> list[str]:
+    """The exact codes' table (the reference always in it), what its columns mean, the
+    best's equivalents and the best against the runner-up."""
     shown = rec.ranked[:top]
-    lines += ["", f"exact codes, ranked by expected time per iteration ({len(rec.ranked)})"]
+    lines = [f"exact codes, ranked by expected time per iteration ({len(rec.ranked)})"]
     reference = rec.reference
     extra = [reference] if reference is not None and reference not in shown else []
     if shown or extra:
@@ -260,14 +285,17 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
             f"  best vs runner-up: {verdict} ({best.scheme} {describe_params(best.params)}"
             f" vs {second.scheme} {describe_params(second.params)})"
         )
+    return lines
 
+
+def _approximate_lines(rec: Recommendation, top: int) -> list[str]:
+    """The approximate codes' table (unranked), and where their time to target is."""
     later = (
         "ranked below"
         if rec.to_target is not None
         else "not ranked here (--run RUN.yaml --target-loss L ranks it)"
     )
-    lines += [
-        "",
+    lines = [
         f"approximate codes ({len(rec.approximate)}): they decode an estimate of the gradient, "
         f"so their time per iteration is not comparable alone; their time to a target loss is "
         f"{later}",
@@ -276,10 +304,12 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
         lines += _table(rec.approximate[:top], rec.confidence, ranked=False)
         if len(rec.approximate) > top:
             lines.append(f"  ... {len(rec.approximate) - top} more (all in --out)")
-    if rec.to_target is not None:
-        lines += ["", *format_target(rec.to_target, rec.confidence)]
+    return lines
 
-    lines += ["", "skipped"]
+
+def _skipped_lines(rec: Recommendation) -> list[str]:
+    """Every skipped scheme with its reason, and what each limit excluded."""
+    lines = ["skipped"]
     lines += [
         f"  {skip.scheme} ({skip.count} configuration{'s' * (skip.count != 1)}): {skip.reason}"
         for skip in rec.skipped
@@ -289,8 +319,14 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
         for exclusion in rec.excluded:
             counts = ", ".join(f"{name} {count}" for name, count in exclusion.counts.items())
             lines.append(f"  {exclusion.limit}: {exclusion.total} ({counts})")
+    return lines
 
-    lines.append("")
+
+def _best_lines(rec: Recommendation) -> list[str]:
+    """The run-file lines of the best code, and of the fastest to the target loss when it is
+    another."""
+    lines = []
+    best, second = rec.best, rec.runner_up
     if best is None:
         lines.append("no exact code within the limits: nothing to recommend")
     else:
@@ -309,7 +345,7 @@ def format_text(rec: Recommendation, *, top: int = 15) -> str:
             f"fastest to loss {rec.to_target.loss:g}: {fastest.row.scheme}{what}; run-file lines:",
             run_file_lines(fastest.code),
         ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _exact_lines(rec: Recommendation) -> list[str]:

@@ -34,9 +34,8 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gradcode.codes import GradientCode
 from gradcode.errors import UserError
 from gradcode.recommend.candidates import Skip
 from gradcode.recommend.convergence import (
@@ -47,29 +46,19 @@ from gradcode.recommend.convergence import (
     unsupported,
 )
 from gradcode.recommend.errors import RecommendError
+from gradcode.recommend.recommendation import (
+    EXACT,
+    SIMULATED,
+    Recommendation,
+    Row,
+    TargetRow,
+    TargetSection,
+    same_times_key,
+)
 from gradcode.timing import TimingModel
-
-if TYPE_CHECKING:
-    from gradcode.recommend.rank import Recommendation, Row
 
 DEFAULT_MAX_ITERATIONS = 300
 DEFAULT_REPLICATES = 5
-EXACT, SIMULATED = "I x time per iteration", "simulated"
-#: the fields of ``TargetRow.record``, in order (CSV columns after the ranking's)
-TARGET_COLUMNS = (
-    "target_rank",
-    "target_loss",
-    "target_method",
-    "iterations_to_target",
-    "replicates",
-    "reached",
-    "mean_time_to_target",
-    "ci_low_to_target",
-    "ci_high_to_target",
-    "time_per_iteration",
-    "ratio_to_best_exact",
-    "target_notes",
-)
 
 
 @dataclass(frozen=True)
@@ -99,101 +88,6 @@ class TargetLoss:
         return cls(TrainingProblem.from_file(path), loss, **options)
 
 
-@dataclass(frozen=True)
-class TargetRow:
-    """One code's time to target: from ``I`` and its time per iteration (``method`` EXACT) or
-    simulated (SIMULATED). ``row``: its row of the ranking by time per iteration."""
-
-    row: Row
-    method: str
-    replicates: int
-    reached: int
-    iterations: float | None
-    mean_time: float | None
-    ci_low: float | None
-    ci_high: float | None
-    time_per_iteration: float
-    stops: tuple[str, ...] = ()
-    rank: int | None = None
-    ratio: float | None = None
-
-    @property
-    def code(self) -> GradientCode:
-        return self.row.code
-
-    @property
-    def complete(self) -> bool:
-        """Reached the target in every replicate."""
-        return self.reached == self.replicates
-
-    def notes(self) -> list[str]:
-        out = [] if self.code.exact else ["approximate"]
-        if 0 < self.reached < self.replicates:
-            out.append(f"mean of the {self.reached} replicates that reached it")
-        for stop in dict.fromkeys(self.stops):
-            count = self.stops.count(stop)
-            out.append(f"{stop}" + (f" ({count} replicates)" if count > 1 else ""))
-        return out
-
-    def record(self, target: float) -> dict[str, Any]:
-        """The row as flat fields (``TARGET_COLUMNS``)."""
-        return {
-            "target_rank": self.rank,
-            "target_loss": target,
-            "target_method": self.method,
-            "iterations_to_target": self.iterations,
-            "replicates": self.replicates,
-            "reached": self.reached,
-            "mean_time_to_target": self.mean_time,
-            "ci_low_to_target": self.ci_low,
-            "ci_high_to_target": self.ci_high,
-            "time_per_iteration": self.time_per_iteration,
-            "ratio_to_best_exact": self.ratio,
-            "target_notes": "; ".join(self.notes()),
-        }
-
-
-@dataclass(frozen=True)
-class TargetSection:
-    """The time-to-target section (module docstring): ranked ``rows``, the exact
-    trajectories' ``exact`` traces (one per number of training rows), what was not simulated
-    and why, and the wall-clock ``seconds`` it took."""
-
-    loss: float
-    max_iterations: int
-    replicates: int
-    problem: str
-    source: str
-    rows: list[TargetRow]
-    exact: list[ExactTrace]
-    skipped: list[Skip]
-    not_simulated: int
-    simulated: int
-    seconds: float
-
-    @property
-    def best(self) -> TargetRow | None:
-        """The code of least expected time to target (``None``: none reached it always)."""
-        return self.rows[0] if self.rows and self.rows[0].rank is not None else None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "target_loss": self.loss,
-            "max_iterations": self.max_iterations,
-            "replicates": self.replicates,
-            "run": self.source,
-            "problem": self.problem,
-            "exact_iterations": [
-                {"rows": trace.rows, "iterations": trace.iterations, "loss": trace.loss}
-                for trace in self.exact
-            ],
-            "simulated": self.simulated,
-            "not_simulated": self.not_simulated,
-            "seconds": self.seconds,
-            "skipped": [vars(skip) for skip in self.skipped],
-        }
-
-
 def spread(rows: Sequence[Row], count: int) -> list[Row]:
     """``count`` of ``rows`` (ordered by time per iteration) at evenly spaced places, the first
     and the last included; all of them when there are no more than ``count``."""
@@ -203,12 +97,6 @@ def spread(rows: Sequence[Row], count: int) -> list[Row]:
         return [rows[0]]
     places = sorted({round(i * (len(rows) - 1) / (count - 1)) for i in range(count)})
     return [rows[i] for i in places]
-
-
-def _times(row: Row) -> tuple[int, float, float]:
-    """What makes two rows one code under the model: equal times, trial by trial (as far as
-    the trials, mean and spread tell)."""
-    return (row.result.trials, row.result.mean_time, row.result.std_time)
 
 
 def choose_approximate(rows: Sequence[Row], count: int) -> list[Row]:
@@ -284,6 +172,45 @@ def rank_to_target(
     say = progress if progress is not None else (lambda line: None)
     started = time.perf_counter()
     problem = target.problem
+    rows, traces, skipped = _exact_rows(rec, target, finalists)
+    chosen = choose_approximate(rec.approximate, finalists)
+    runnable, left_out = _runnable(chosen, model, problem)
+    skipped += left_out
+    if runnable:
+        say(
+            f"time to target loss {target.loss:g}: simulating {len(runnable)} approximate codes"
+            f" x {target.replicates} replicates, at most {target.max_iterations} iterations each"
+        )
+    for number, row in enumerate(runnable, start=1):
+        simulated = _simulated_row(row, model, target, seed=seed, confidence=confidence)
+        rows.append(simulated)
+        reached = simulated.reached
+        say(
+            f"[{number}/{len(runnable)}] {row.scheme}: reached in {reached}/{target.replicates}"
+            + (f", mean time {simulated.mean_time:.6g}" if reached else "")
+        )
+    return TargetSection(
+        loss=target.loss,
+        max_iterations=target.max_iterations,
+        replicates=target.replicates,
+        problem=problem.describe(),
+        source=problem.source,
+        rows=_order(rows),
+        exact=[traces[rows_] for rows_ in sorted(traces)],
+        skipped=_merge(skipped),
+        not_simulated=len(rec.approximate) - len(chosen),
+        simulated=len(runnable),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _exact_rows(
+    rec: Recommendation, target: TargetLoss, finalists: int
+) -> tuple[list[TargetRow], dict[int, ExactTrace], list[Skip]]:
+    """The times to target of the ``finalists`` fastest exact codes (equal times counted
+    once) and the reference; the exact trajectories by number of training rows; the codes
+    that cannot train the problem."""
+    problem = target.problem
     skipped: list[Skip] = []
     rows: list[TargetRow] = []
     traces: dict[int, ExactTrace] = {}
@@ -303,13 +230,20 @@ def rank_to_target(
     for row in rec.ranked:
         if len(seen) == finalists:
             break
-        if _times(row) not in seen and exact(row):
-            seen.add(_times(row))
+        if same_times_key(row.result) not in seen and exact(row):
+            seen.add(same_times_key(row.result))
     reference = rec.reference
     if reference is not None and all(r.code is not reference.code for r in rows):
         exact(reference)
+    return rows, traces, skipped
 
-    chosen = choose_approximate(rec.approximate, finalists)
+
+def _runnable(
+    chosen: Sequence[Row], model: TimingModel, problem: TrainingProblem
+) -> tuple[list[Row], list[Skip]]:
+    """The ``chosen`` approximate codes that can be simulated under ``model`` on ``problem``,
+    and why the others cannot."""
+    skipped: list[Skip] = []
     runnable: list[Row] = []
     for row in chosen:
         reason = unsupported(model, row.code)
@@ -322,53 +256,35 @@ def rank_to_target(
             skipped.append(Skip(row.scheme, reason))
         else:
             runnable.append(row)
-    if runnable:
-        say(
-            f"time to target loss {target.loss:g}: simulating {len(runnable)} approximate codes"
-            f" x {target.replicates} replicates, at most {target.max_iterations} iterations each"
-        )
-    for number, row in enumerate(runnable, start=1):
-        result = simulate_to_target(
-            problem,
-            model,
-            row.code,
-            target.loss,
-            max_iterations=target.max_iterations,
-            replicates=target.replicates,
-            seed=seed,
-        )
-        mean, low, high = result.interval(confidence)
-        reached = result.reached
-        rows.append(
-            TargetRow(
-                row,
-                SIMULATED,
-                target.replicates,
-                reached,
-                result.mean_iterations(),
-                mean if reached else None,
-                low if reached else None,
-                high if reached else None,
-                result.time_per_iteration(),
-                tuple(result.stops()),
-            )
-        )
-        say(
-            f"[{number}/{len(runnable)}] {row.scheme}: reached in {reached}/{target.replicates}"
-            + (f", mean time {mean:.6g}" if reached else "")
-        )
-    return TargetSection(
-        loss=target.loss,
+    return runnable, skipped
+
+
+def _simulated_row(
+    row: Row, model: TimingModel, target: TargetLoss, *, seed: int, confidence: float
+) -> TargetRow:
+    """An approximate code's time to target from ``target.replicates`` simulated runs."""
+    result = simulate_to_target(
+        target.problem,
+        model,
+        row.code,
+        target.loss,
         max_iterations=target.max_iterations,
         replicates=target.replicates,
-        problem=problem.describe(),
-        source=problem.source,
-        rows=_order(rows),
-        exact=[traces[rows_] for rows_ in sorted(traces)],
-        skipped=_merge(skipped),
-        not_simulated=len(rec.approximate) - len(chosen),
-        simulated=len(runnable),
-        seconds=time.perf_counter() - started,
+        seed=seed,
+    )
+    mean, low, high = result.interval(confidence)
+    reached = result.reached
+    return TargetRow(
+        row,
+        SIMULATED,
+        target.replicates,
+        reached,
+        result.mean_iterations(),
+        mean if reached else None,
+        low if reached else None,
+        high if reached else None,
+        result.time_per_iteration(),
+        tuple(result.stops()),
     )
 
 

@@ -52,8 +52,7 @@ import numpy as np
 
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER
-from gradcode.train import nodelog
-from gradcode.train import protocol
+from gradcode.train import nodelog, protocol
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,

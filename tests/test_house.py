@@ -1,0 +1,189 @@
+"""House rules that a linter does not check: no function in ``src/gradcode`` longer than
+``MAX_FUNCTION_LINES`` (from its ``def`` to its last line), and no import circle among the
+package's modules.
+
+An import counts wherever it is written: at module level, inside a function, or under
+``if TYPE_CHECKING:``. ``import gradcode.x.y`` and ``from gradcode.x.y import name`` import
+``gradcode.x.y``; ``from gradcode.x import y`` imports the submodule ``gradcode.x.y`` when
+there is one, else ``gradcode.x`` (a package's ``__init__`` is a module like the others).
+Modules imported by name at run time (the registries' ``importlib.import_module``) are not
+import statements and do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+# Functions or circles let through on purpose, each with its reason (none today). An entry
+# that no longer occurs fails the tests below too.
+KNOWN_EXCEPTIONS: set[str] = set()
+
+MAX_FUNCTION_LINES = 80
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "gradcode"
+
+
+def test_no_function_is_longer_than_the_limit():
+    lengths = _function_lengths()
+    too_long = {name for name, lines in lengths.items() if lines > MAX_FUNCTION_LINES}
+    offenders = sorted(too_long - KNOWN_EXCEPTIONS)
+    assert not offenders, f"functions over {MAX_FUNCTION_LINES} lines: " + ", ".join(
+        f"{name} ({lengths[name]})" for name in offenders
+    )
+    fixed = sorted(name for name in KNOWN_EXCEPTIONS if ":" in name and name not in too_long)
+    assert not fixed, (
+        f"no longer over {MAX_FUNCTION_LINES} lines, drop from KNOWN_EXCEPTIONS: {fixed}"
+    )
+
+
+def test_no_import_circle():
+    imports = _imports()
+    circles = {_describe(circle): circle for circle in _circles(imports)}
+    offenders = sorted(set(circles) - KNOWN_EXCEPTIONS)
+    assert not offenders, "import circles:\n" + "\n".join(
+        f"{name}: {_edges(circles[name], imports)}" for name in offenders
+    )
+    fixed = sorted(name for name in KNOWN_EXCEPTIONS if " <-> " in name and name not in circles)
+    assert not fixed, f"no longer a circle, drop from KNOWN_EXCEPTIONS: {fixed}"
+
+
+def test_the_circle_finder_sees_every_kind_of_import(tmp_path):
+    """Function-level, ``TYPE_CHECKING``, ``from package import submodule``, relative and
+    ``__init__`` imports all make edges; a name imported from a package is the package's."""
+    package = tmp_path / "gradcode"
+    sources = {
+        "__init__.py": "from gradcode.a import thing\n",
+        "a.py": "def f():\n    from gradcode import b\n",
+        "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import c\n",
+        "c.py": "import gradcode.sub.d as d\n",
+        "sub/__init__.py": "",
+        "sub/d.py": "from ..a import thing\nfrom gradcode.sub import VALUE\n",
+        "e.py": "from gradcode import thing\n",
+    }
+    for name, text in sources.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    imports = _imports(package)
+    assert {module: set(edges) for module, edges in imports.items()} == {
+        "gradcode": {"gradcode.a"},
+        "gradcode.a": {"gradcode.b"},
+        "gradcode.b": {"gradcode.c"},
+        "gradcode.c": {"gradcode.sub.d"},
+        "gradcode.sub": set(),
+        "gradcode.sub.d": {"gradcode.a", "gradcode.sub"},
+        "gradcode.e": {"gradcode"},
+    }
+    circles = [_describe(circle, package) for circle in _circles(imports)]
+    assert circles == ["a.py <-> b.py <-> c.py <-> sub/d.py"]
+
+
+def _function_lengths(package: Path = PACKAGE) -> dict[str, int]:
+    """``path:qualified.name`` -> lines from ``def`` to the function's last line."""
+    lengths = {}
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        for name, lines in _functions(ast.parse(path.read_text(), str(path))):
+            lengths[f"{relative}:{name}"] = lines
+    return lengths
+
+
+def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, int]]:
+    """Every function below ``node`` (methods and nested functions too), by qualified name,
+    with its length in lines."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name = f"{prefix}{child.name}"
+            if not isinstance(child, ast.ClassDef):
+                yield name, child.end_lineno - child.lineno + 1
+            yield from _functions(child, f"{name}.")
+        else:
+            yield from _functions(child, prefix)
+
+
+def _modules(package: Path) -> dict[str, Path]:
+    """Dotted module name -> file (a package is its ``__init__.py``)."""
+    modules = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(package: Path = PACKAGE) -> dict[str, dict[str, int]]:
+    """Per module, the package's modules it imports, each with the line of its first import."""
+    modules = _modules(package)
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in modules.items():
+        here = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges = graph.setdefault(module, {})
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join([*parent, *([node.module] if node.module else [])])
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            for target in targets:
+                if target in modules and target != module:
+                    edges.setdefault(target, node.lineno)
+    return graph
+
+
+def _circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def connect(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph[module]:
+            if target not in index:
+                connect(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in graph:
+        if module not in index:
+            connect(module)
+    return sorted(found)
+
+
+def _describe(circle: list[str], package: Path = PACKAGE) -> str:
+    """``a.py <-> b/c.py``: the circle's files, relative to the package."""
+    modules = _modules(package)
+    return " <-> ".join(sorted(modules[m].relative_to(package).as_posix() for m in circle))
+
+
+def _edges(circle: list[str], graph: dict[str, dict[str, int]]) -> str:
+    return "; ".join(
+        f"{module} imports {target} (line {line})"
+        for module in circle
+        for target, line in sorted(graph[module].items())
+        if target in circle
+    )
