@@ -31,11 +31,12 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.panels import ci_bars
 from gradcode.figures.tables import index_by, read_rows, read_sidecar
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/sim/binary-heterogeneous.csv"
-png = "results/figures/binary_heterogeneous.png"
-comparison = "results/tables/compare/binary_heterogeneous.csv"
+table = paths.SIMULATION.format(preset="binary-heterogeneous")
+png = paths.FIGURE.format(figure="binary_heterogeneous")
+comparison = paths.FIGURE_COMPARISON.format(figure="binary_heterogeneous")
 
 # %%
 style.setup()

@@ -27,11 +27,12 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import read_rows, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/binary-loads.csv"
-png = "results/figures/binary_loads.png"
-comparison = "results/tables/compare/binary_loads.csv"
+table = paths.ANALYSIS.format(analysis="binary-loads")
+png = paths.FIGURE.format(figure="binary_loads")
+comparison = paths.FIGURE_COMPARISON.format(figure="binary_loads")
 
 # %%
 style.setup()

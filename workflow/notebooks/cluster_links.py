@@ -28,11 +28,12 @@ import numpy as np
 from gradcode.figures import style
 from gradcode.figures.cluster import PAYLOAD_FRACTION, peer_medians, probe_rows
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-links = "results/cluster/links/links.json"
-png = "results/figures/cluster_links.png"
-comparison = "results/tables/compare/cluster_links.csv"
+links = paths.CLUSTER_LINKS
+png = paths.FIGURE.format(figure="cluster_links")
+comparison = paths.FIGURE_COMPARISON.format(figure="cluster_links")
 
 # %%
 style.setup()

@@ -36,12 +36,13 @@ from gradcode.figures.speedups import (
     time_ratios,
 )
 from gradcode.figures.tables import group_by, index_by, read_rows, read_sidecar
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/coded-reduce-digits.csv"
-times = "results/sim/coded-reduce-cnn.csv"
-png = "results/figures/coded_reduce_fig13.png"
-comparison = "results/tables/compare/coded_reduce_fig13.csv"
+table = paths.ANALYSIS.format(analysis="coded-reduce-digits")
+times = paths.SIMULATION.format(preset="coded-reduce-cnn")
+png = paths.FIGURE.format(figure="coded_reduce_fig13")
+comparison = paths.FIGURE_COMPARISON.format(figure="coded_reduce_fig13")
 
 # %%
 #: Fig. 13's caption and Section IV-B: CR's speed-ups over each baseline

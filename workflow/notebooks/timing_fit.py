@@ -35,15 +35,16 @@ from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import read_runs, stand_in_suffix
 from gradcode.fit.predict import predict_runs
 from gradcode.fit.runs import fit_runs
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-fitted = "results/fit/ye-abbe-amazon-n10/fitted.yaml"
-recommendation = "results/fit/ye-abbe-amazon-n10/recommend.json"
-recommended = "results/train/ye-abbe-amazon-n10/recommended/summary.json"
-png = "results/figures/ye_abbe_fit.png"
-comparison = "results/tables/compare/ye_abbe_fit.csv"
+fitted = paths.FIT_FITTED.format(study="ye-abbe-amazon-n10")
+recommendation = paths.FIT_RECOMMENDATION.format(study="ye-abbe-amazon-n10")
+recommended = paths.RECOMMENDED_SUMMARY.format(study="ye-abbe-amazon-n10")
+png = paths.FIGURE.format(figure="ye_abbe_fit")
+comparison = paths.FIGURE_COMPARISON.format(figure="ye_abbe_fit")
 
 # %%
 style.setup()

@@ -20,11 +20,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import legend_label, read_runs
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-runs = "results/train/smoke-frc/summary.json"
-png = "results/figures/training.png"
-comparison = "results/tables/compare/training.csv"
+runs = paths.RUN_SUMMARY.format(run="smoke-frc")
+png = paths.FIGURE.format(figure="training")
+comparison = paths.FIGURE_COMPARISON.format(figure="training")
 
 # %%
 style.setup()

@@ -28,14 +28,15 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.figures.tables import group_by, read_rows
+from gradcode.pipeline import paths
 from gradcode.train.experiment import load_experiment
 
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-table = "results/sim/ye-abbe-fig3.csv"
-png = "results/figures/ye_abbe_fig3.png"
-comparison = "results/tables/compare/ye_abbe_fig3.csv"
+table = paths.SIMULATION.format(preset="ye-abbe-fig3")
+png = paths.FIGURE.format(figure="ye_abbe_fig3")
+comparison = paths.FIGURE_COMPARISON.format(figure="ye_abbe_fig3")
 
 # %%
 style.setup()

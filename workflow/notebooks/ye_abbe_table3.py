@@ -21,11 +21,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import group_by, read_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/sim/ye-abbe-table3.csv"
-png = "results/figures/ye-abbe-table3.png"
-comparison = "results/tables/compare/ye-abbe-table3.csv"
+table = paths.SIMULATION.format(preset="ye-abbe-table3")
+png = paths.FIGURE.format(figure="ye-abbe-table3")
+comparison = paths.FIGURE_COMPARISON.format(figure="ye-abbe-table3")
 
 # %%
 style.setup()

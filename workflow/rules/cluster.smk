@@ -9,10 +9,10 @@ if _CLUSTER.get("links"):
 
     rule cluster_links:
         output:
-            links="results/cluster/links/links.json",
-            table="results/cluster/links/links.csv",
+            links=paths.CLUSTER_LINKS,
+            table=paths.CLUSTER_LINKS_TABLE,
         log:
-            "results/logs/cluster/links.log",
+            paths.log("cluster/links"),
         conda:
             "../../envs/gradcode.yaml"
         threads: local_cores()
@@ -35,17 +35,11 @@ if _CLUSTER.get("links", {}).get("rates"):
     # only while nothing else uses those links (the slurm-cluster profile adds --exclusive)
     rule cluster_link_rates:
         output:
-            links=expand(
-                f"{LINK_RATES}/{{rate}}/links.json", rate=_CLUSTER["links"]["rates"]
-            ),
-            tables=expand(
-                f"{LINK_RATES}/{{rate}}/links.csv", rate=_CLUSTER["links"]["rates"]
-            ),
-            records=expand(
-                f"{LINK_RATES}/{{rate}}/rate.json", rate=_CLUSTER["links"]["rates"]
-            ),
+            links=expand(paths.LINK_RATE_LINKS, rate=_CLUSTER["links"]["rates"]),
+            tables=expand(paths.LINK_RATE_TABLE, rate=_CLUSTER["links"]["rates"]),
+            records=expand(paths.LINK_RATE_RECORD, rate=_CLUSTER["links"]["rates"]),
         log:
-            "results/logs/cluster/link-rates.log",
+            paths.log("cluster/link-rates"),
         conda:
             "../../envs/gradcode.yaml"
         threads: local_cores()
@@ -65,9 +59,9 @@ if _CLUSTER.get("links", {}).get("rates"):
             links=rules.cluster_link_rates.output.links,
             records=rules.cluster_link_rates.output.records,
         output:
-            f"{LINK_RATES}/index.json",
+            paths.CLUSTER_LINK_RATES,
         log:
-            "results/logs/cluster/link-rates-index.log",
+            paths.log("cluster/link-rates-index"),
         localrule: True
         conda:
             "../../envs/gradcode.yaml"
@@ -86,14 +80,14 @@ if _CLUSTER.get("cut"):
     # cut.json beside the run's outputs); --fresh: a rerun starts over, never resumes
     rule train_cut:
         input:
-            "results/train/{run}/run.yaml",
+            paths.RUN_FILE,
         output:
-            summary="results/train/{run}/summary.json",
-            log="results/train/{run}/log.jsonl",
-            model="results/train/{run}/model.npy",
-            cut="results/train/{run}/cut.json",
+            summary=paths.RUN_SUMMARY,
+            log=paths.RUN_LOG,
+            model=paths.RUN_MODEL,
+            cut=paths.RUN_CUT,
         log:
-            "results/logs/train/{run}.log",
+            paths.log("train/{run}"),
         wildcard_constraints:
             run=cut_runs_pattern(_CLUSTER["cut"]),
         conda:
@@ -131,14 +125,14 @@ if NODE_LOSS_RUNS:
     # with exit status 3, its expected result.
     rule train_lost:
         input:
-            "results/train/{run}/run.yaml",
+            paths.RUN_FILE,
         output:
-            summary="results/train/{run}/summary.json",
-            log="results/train/{run}/log.jsonl",
-            model="results/train/{run}/model.npy",
-            lost="results/train/{run}/lost.json",
+            summary=paths.RUN_SUMMARY,
+            log=paths.RUN_LOG,
+            model=paths.RUN_MODEL,
+            lost=paths.RUN_LOST,
         log:
-            "results/logs/train/{run}.log",
+            paths.log("train/{run}"),
         wildcard_constraints:
             run=runs_pattern(NODE_LOSS_RUNS),
         conda:
