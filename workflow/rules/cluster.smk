@@ -18,7 +18,7 @@ if _CLUSTER.get("links"):
         threads: local_cores()
         resources:
             tasks=_CLUSTER["links"]["nodes"],
-            mpi="mpiexec.hydra",
+            mpi=MPIEXEC,
         params:
             out=lambda wildcards, output: str(Path(output.links).parent),
             args=cluster_probe_args(_CLUSTER["links"]),
@@ -45,7 +45,7 @@ if _CLUSTER.get("links", {}).get("rates"):
         threads: local_cores()
         resources:
             tasks=_CLUSTER["links"]["nodes"],
-            mpi="mpiexec.hydra",
+            mpi=MPIEXEC,
         params:
             sweep=lambda wildcards, resources: cluster_rate_sweep(
                 _CLUSTER["links"], resources.mpi, resources.tasks
@@ -95,7 +95,7 @@ if _CLUSTER.get("cut"):
         threads: local_cores()
         resources:
             tasks=lambda wildcards: run_ranks(wildcards.run),
-            mpi="mpiexec.hydra",
+            mpi=MPIEXEC,
             mem_mb_per_cpu=train_mem_mb_per_cpu,
             runtime=train_runtime,
         params:

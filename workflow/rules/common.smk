@@ -35,10 +35,13 @@ from gradcode.pipeline.runs import collect_runs
 from gradcode.pipeline.specs import collect_specs
 from gradcode.pipeline.stand_ins import resolve_data
 from gradcode.plugins import one_line_plugin_warnings
+from gradcode.train.mpilib import HYDRA
 
 one_line_plugin_warnings()
 validate(config, schema="../schemas/config.schema.yaml")
 
+#: MPICH's launcher, found on the job's PATH (profiles may set another `mpi` resource)
+MPIEXEC = HYDRA
 #: the environment prefix that gives every MPI rank one BLAS thread (gradcode.blas)
 BLAS_ONE_THREAD = " ".join(f"{variable}=1" for variable in BLAS_VARIABLES)
 

@@ -41,7 +41,7 @@ rule train:
     # gradcode.pipeline.resources; only batch executors use them (the slurm profile)
     resources:
         tasks=lambda wildcards: run_ranks(wildcards.run),
-        mpi="mpiexec.hydra",
+        mpi=MPIEXEC,
         mem_mb_per_cpu=train_mem_mb_per_cpu,
         runtime=train_runtime,
     params:

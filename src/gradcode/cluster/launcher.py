@@ -18,6 +18,7 @@ from gradcode.cluster.mpich import MPICH_ENV
 from gradcode.cluster.network import NETNS_DIR
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import RUN_DIR
+from gradcode.train.mpilib import hydra
 
 LAUNCHER = RUN_DIR / "launch"
 
@@ -47,14 +48,15 @@ exec nsenter "--net={NETNS_DIR}/$node" "--uts={RUN_DIR}/uts/$node" -- sh -c "$*"
 
 
 def mpiexec_command(
-    spec: ClusterSpec, ranks: int, command: Sequence[str], *, mpiexec: str = "mpiexec"
+    spec: ClusterSpec, ranks: int, command: Sequence[str], *, mpiexec: str | None = None
 ) -> list[str]:
-    """``mpiexec`` over the nodes, one rank per node in turn from the master's (rank 0 on
-    ``gc-node0``); run it on the master's node (``enter(spec.master.name)``)."""
+    """``mpiexec`` (default: MPICH's, ``gradcode.train.mpilib.hydra``) over the nodes, one
+    rank per node in turn from the master's (rank 0 on ``gc-node0``); run it on the master's
+    node (``enter(spec.master.name)``)."""
     hosts = ",".join(node.name for node in spec.nodes)
     env = [part for key, value in MPICH_ENV.items() for part in ("-genv", key, value)]
     return [
-        mpiexec,
+        hydra() if mpiexec is None else mpiexec,
         "-launcher",
         "ssh",
         "-launcher-exec",

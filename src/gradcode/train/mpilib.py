@@ -35,6 +35,10 @@ from gradcode.errors import UserError
 MPICH = "mpich"
 OPEN_MPI = "openmpi"
 
+#: MPICH's launcher: ``hydra`` finds it; the workflow's rules name it for the job's own
+#: ``PATH`` (a job may run in another environment than Snakemake's, e.g. a conda one)
+HYDRA = "mpiexec.hydra"
+
 #: what Open MPI's launcher (PRRTE) puts in every process it starts
 OPEN_MPI_MARKERS = ("OMPI_COMM_WORLD_SIZE", "PRTE_LAUNCHED")
 
@@ -58,7 +62,7 @@ def prefix() -> Path:
 
 def hydra() -> str:
     """MPICH's launcher, ``mpiexec.hydra``, beside this interpreter (else on ``PATH``)."""
-    return _find("mpiexec.hydra", "pip install mpich")
+    return _find(HYDRA, "pip install mpich")
 
 
 def ulfm_launcher() -> str:
