@@ -14,6 +14,7 @@ from gradcode.data.errors import DataError, OptionError
 from gradcode.data.io import COMPRESSIONS, logical_name, read_raw
 from gradcode.data.partition import partition_offsets, trimmed_size
 from gradcode.data.prepared import Built, PreparedData, canonical, storage_of, write_prepared
+from gradcode.extras import require
 
 PathLike = str | os.PathLike[str]
 
@@ -129,8 +130,10 @@ def prepare(
 
     Returns the prepared data, equal to ``load_prepared(out)``. Bad parameters raise
     ``OptionError``, bad inputs ``DataError`` (both ``ValueError``); then nothing is written.
-    The same inputs and parameters give byte-identical files.
+    The same inputs and parameters give byte-identical files. Without the ``data`` extra
+    (scikit-learn, which reads some formats and whose version is recorded): ``MissingExtra``.
     """
+    require("data", "preparing a data set")
     spec = registry.get(name)
     variant = spec.check_variant(variant)
     seed = spec.check_seed(seed)
