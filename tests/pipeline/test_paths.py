@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from gradcode.pipeline import paths
@@ -39,3 +42,28 @@ def test_templates_are_snakemake_wildcard_patterns_and_format_strings():
     assert paths.RECOMMENDED_RUN_FILE == "results/train/{study}/recommended/run.yaml"
     assert paths.sidecar(paths.ANALYSIS) == "results/analysis/{analysis}.csv.json"
     assert paths.log("train/{run}") == "results/logs/train/{run}.log"
+
+
+def test_fill_fills_a_templates_fields_in_order_and_refuses_a_wrong_count():
+    assert paths.fill(paths.FIGURE, "training") == "results/figures/training.png"
+    assert paths.fill(paths.DATA, "amazon", "tandon") == "results/data/amazon/tandon"
+    with pytest.raises(ValueError, match=r"has 2 fields \(dataset, variant\), not 1"):
+        paths.fill(paths.DATA, "amazon")
+
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "workflow" / "notebooks").glob("*.py"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_a_notebooks_defaults_are_paths_in_a_cell_papermill_reads(notebook):
+    """papermill reads a parameters cell line by line, one ``=`` a line (else it warns of
+    'unknown parameters' when the workflow passes them); the defaults come from ``paths``."""
+    from papermill.translators import PythonTranslator
+
+    cell = notebook.read_text().split('# %% tags=["parameters"]\n')[1].split("# %%")[0]
+    assigned = re.findall(r"^(\w+) = ", cell, re.MULTILINE)
+    assert [p.name for p in PythonTranslator.inspect({"source": cell})] == assigned
+    defaults: dict[str, object] = {"paths": paths}
+    exec(cell, defaults)
+    assert {"png", "comparison"} <= set(assigned)
+    assert defaults["png"] == paths.fill(paths.FIGURE, Path(defaults["png"]).stem)

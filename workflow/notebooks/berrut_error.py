@@ -31,9 +31,9 @@ from gradcode.figures.tables import group_by, read_rows, select
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.ANALYSIS.format(analysis="berrut-error")
-png = paths.FIGURE.format(figure="berrut_error")
-comparison = paths.FIGURE_COMPARISON.format(figure="berrut_error")
+table = paths.fill(paths.ANALYSIS, "berrut-error")
+png = paths.fill(paths.FIGURE, "berrut_error")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "berrut_error")
 
 # %%
 style.setup()

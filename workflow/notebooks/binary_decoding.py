@@ -29,9 +29,9 @@ from gradcode.figures.tables import group_by, read_rows, read_sidecar, select
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.ANALYSIS.format(analysis="binary-decoding")
-png = paths.FIGURE.format(figure="binary_decoding")
-comparison = paths.FIGURE_COMPARISON.format(figure="binary_decoding")
+table = paths.fill(paths.ANALYSIS, "binary-decoding")
+png = paths.fill(paths.FIGURE, "binary_decoding")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "binary_decoding")
 
 # %%
 style.setup()

@@ -34,9 +34,9 @@ from gradcode.figures.tables import index_by, read_rows, read_sidecar
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.SIMULATION.format(preset="binary-heterogeneous")
-png = paths.FIGURE.format(figure="binary_heterogeneous")
-comparison = paths.FIGURE_COMPARISON.format(figure="binary_heterogeneous")
+table = paths.fill(paths.SIMULATION, "binary-heterogeneous")
+png = paths.fill(paths.FIGURE, "binary_heterogeneous")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "binary_heterogeneous")
 
 # %%
 style.setup()

@@ -30,9 +30,9 @@ from gradcode.figures.tables import read_rows, select
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.ANALYSIS.format(analysis="binary-loads")
-png = paths.FIGURE.format(figure="binary_loads")
-comparison = paths.FIGURE_COMPARISON.format(figure="binary_loads")
+table = paths.fill(paths.ANALYSIS, "binary-loads")
+png = paths.fill(paths.FIGURE, "binary_loads")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "binary_loads")
 
 # %%
 style.setup()

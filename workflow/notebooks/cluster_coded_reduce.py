@@ -45,8 +45,8 @@ from gradcode.train.timings import link_floor, predicted_links_time
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/cluster/coded-reduce-n14.yaml"
-png = paths.FIGURE.format(figure="cluster_coded_reduce_n14")
-comparison = paths.FIGURE_COMPARISON.format(figure="cluster_coded_reduce_n14")
+png = paths.fill(paths.FIGURE, "cluster_coded_reduce_n14")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_coded_reduce_n14")
 
 # %%
 style.setup()

@@ -38,8 +38,8 @@ from gradcode.train.reference import serial_trajectory
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/cluster/link-cut.yaml"
-png = paths.FIGURE.format(figure="cluster_link_cut")
-comparison = paths.FIGURE_COMPARISON.format(figure="cluster_link_cut")
+png = paths.fill(paths.FIGURE, "cluster_link_cut")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_link_cut")
 
 # %%
 style.setup()

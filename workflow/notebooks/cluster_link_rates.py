@@ -32,8 +32,8 @@ from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
 sweep = paths.CLUSTER_LINK_RATES
-png = paths.FIGURE.format(figure="cluster_link_rates")
-comparison = paths.FIGURE_COMPARISON.format(figure="cluster_link_rates")
+png = paths.fill(paths.FIGURE, "cluster_link_rates")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_link_rates")
 
 # %%
 style.setup()

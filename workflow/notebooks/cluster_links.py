@@ -32,8 +32,8 @@ from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
 links = paths.CLUSTER_LINKS
-png = paths.FIGURE.format(figure="cluster_links")
-comparison = paths.FIGURE_COMPARISON.format(figure="cluster_links")
+png = paths.fill(paths.FIGURE, "cluster_links")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_links")
 
 # %%
 style.setup()

@@ -60,8 +60,8 @@ from gradcode.train.log import read_log
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/cluster/ye-abbe-n8.yaml"
-png = paths.FIGURE.format(figure="cluster_ye_abbe_n8")
-comparison = paths.FIGURE_COMPARISON.format(figure="cluster_ye_abbe_n8")
+png = paths.fill(paths.FIGURE, "cluster_ye_abbe_n8")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_ye_abbe_n8")
 
 # %%
 PAPER = "000 (Ye & Abbe)"

@@ -46,10 +46,10 @@ from gradcode.train.experiment import load_experiment
 from gradcode.train.plan import build_plan
 
 # %% tags=["parameters"]
-runs = paths.RUN_SUMMARY.format(run="coded-reduce-fig8/UMW")
+runs = paths.fill(paths.RUN_SUMMARY, "coded-reduce-fig8/UMW")
 experiment = "config/experiments/coded-reduce-fig8.yaml"
-png = paths.FIGURE.format(figure="coded_reduce_fig8")
-comparison = paths.FIGURE_COMPARISON.format(figure="coded_reduce_fig8")
+png = paths.fill(paths.FIGURE, "coded_reduce_fig8")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_fig8")
 
 # %%
 LABELS = {

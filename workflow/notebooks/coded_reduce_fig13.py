@@ -39,10 +39,10 @@ from gradcode.figures.tables import group_by, index_by, read_rows, read_sidecar
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.ANALYSIS.format(analysis="coded-reduce-digits")
-times = paths.SIMULATION.format(preset="coded-reduce-cnn")
-png = paths.FIGURE.format(figure="coded_reduce_fig13")
-comparison = paths.FIGURE_COMPARISON.format(figure="coded_reduce_fig13")
+table = paths.fill(paths.ANALYSIS, "coded-reduce-digits")
+times = paths.fill(paths.SIMULATION, "coded-reduce-cnn")
+png = paths.fill(paths.FIGURE, "coded_reduce_fig13")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_fig13")
 
 # %%
 #: Fig. 13's caption and Section IV-B: CR's speed-ups over each baseline

@@ -32,9 +32,9 @@ from gradcode.figures.tables import index_by, read_rows
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.SIMULATION.format(preset="coded-reduce")
-png = paths.FIGURE.format(figure="coded_reduce_fig2")
-comparison = paths.FIGURE_COMPARISON.format(figure="coded_reduce_fig2")
+table = paths.fill(paths.SIMULATION, "coded-reduce")
+png = paths.fill(paths.FIGURE, "coded_reduce_fig2")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_fig2")
 
 # %%
 #: CR's speed-ups stated in the text about Fig. 2 (Section I), EC2 measurements

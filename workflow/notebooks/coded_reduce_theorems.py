@@ -34,10 +34,10 @@ from gradcode.figures.tables import read_rows, read_sidecar, select
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-loads = paths.ANALYSIS.format(analysis="coded-reduce-loads")
-bounds = paths.SIMULATION.format(preset="coded-reduce-theorem2")
-png = paths.FIGURE.format(figure="coded_reduce_theorems")
-comparison = paths.FIGURE_COMPARISON.format(figure="coded_reduce_theorems")
+loads = paths.fill(paths.ANALYSIS, "coded-reduce-loads")
+bounds = paths.fill(paths.SIMULATION, "coded-reduce-theorem2")
+png = paths.fill(paths.FIGURE, "coded_reduce_theorems")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_theorems")
 
 # %%
 style.setup()

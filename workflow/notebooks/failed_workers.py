@@ -40,10 +40,10 @@ from gradcode.pipeline import paths
 from gradcode.train.experiment import load_experiment
 
 # %% tags=["parameters"]
-runs = paths.RUN_SUMMARY.format(run="failed-workers/frc")
+runs = paths.fill(paths.RUN_SUMMARY, "failed-workers/frc")
 experiment = "config/experiments/failed-workers.yaml"
-png = paths.FIGURE.format(figure="failed_workers")
-comparison = paths.FIGURE_COMPARISON.format(figure="failed_workers")
+png = paths.fill(paths.FIGURE, "failed_workers")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "failed_workers")
 
 # %%
 #: an exact zero (the uncoded run repeats the serial sum bit for bit) drawn on the log axis

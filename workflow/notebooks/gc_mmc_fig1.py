@@ -25,9 +25,9 @@ from gradcode.figures.tables import index_by, read_rows
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.SIMULATION.format(preset="gc-mmc-fig1")
-png = paths.FIGURE.format(figure="gc-mmc-fig1")
-comparison = paths.FIGURE_COMPARISON.format(figure="gc-mmc-fig1")
+table = paths.fill(paths.SIMULATION, "gc-mmc-fig1")
+png = paths.fill(paths.FIGURE, "gc-mmc-fig1")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "gc-mmc-fig1")
 
 # %%
 style.setup()

@@ -33,10 +33,10 @@ from gradcode.figures.tables import index_by, means, read_rows
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.ANALYSIS.format(analysis="heterogeneous-adversaries")
-placement = paths.SIMULATION.format(preset="heterogeneous-placement")
-png = paths.FIGURE.format(figure="heterogeneous_adversaries")
-comparison = paths.FIGURE_COMPARISON.format(figure="heterogeneous_adversaries")
+table = paths.fill(paths.ANALYSIS, "heterogeneous-adversaries")
+placement = paths.fill(paths.SIMULATION, "heterogeneous-placement")
+png = paths.fill(paths.FIGURE, "heterogeneous_adversaries")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "heterogeneous_adversaries")
 
 # %%
 style.setup()

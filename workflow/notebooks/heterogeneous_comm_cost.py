@@ -30,9 +30,9 @@ from gradcode.figures.tables import read_rows, select
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.ANALYSIS.format(analysis="heterogeneous-comm-cost")
-png = paths.FIGURE.format(figure="heterogeneous_comm_cost")
-comparison = paths.FIGURE_COMPARISON.format(figure="heterogeneous_comm_cost")
+table = paths.fill(paths.ANALYSIS, "heterogeneous-comm-cost")
+png = paths.fill(paths.FIGURE, "heterogeneous_comm_cost")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "heterogeneous_comm_cost")
 
 # %%
 style.setup()

@@ -29,9 +29,9 @@ from gradcode.figures.tables import read_rows, select
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.ANALYSIS.format(analysis="heterogeneous-poly")
-png = paths.FIGURE.format(figure="heterogeneous_poly")
-comparison = paths.FIGURE_COMPARISON.format(figure="heterogeneous_poly")
+table = paths.fill(paths.ANALYSIS, "heterogeneous-poly")
+png = paths.fill(paths.FIGURE, "heterogeneous_poly")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "heterogeneous_poly")
 
 # %%
 style.setup()

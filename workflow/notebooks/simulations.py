@@ -25,9 +25,9 @@ from gradcode.figures.tables import read_rows, read_sidecar
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-tables = paths.SPEC_SIMULATION.format(spec="example")
-png = paths.FIGURE.format(figure="simulations")
-comparison = paths.FIGURE_COMPARISON.format(figure="simulations")
+tables = paths.fill(paths.SPEC_SIMULATION, "example")
+png = paths.fill(paths.FIGURE, "simulations")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "simulations")
 
 # %%
 style.setup()

@@ -25,8 +25,8 @@ from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
 stability = paths.STABILITY
-png = paths.FIGURE.format(figure="stability")
-comparison = paths.FIGURE_COMPARISON.format(figure="stability")
+png = paths.fill(paths.FIGURE, "stability")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "stability")
 
 # %%
 style.setup()

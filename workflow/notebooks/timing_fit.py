@@ -40,11 +40,11 @@ from gradcode.pipeline import paths
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-fitted = paths.FIT_FITTED.format(study="ye-abbe-amazon-n10")
-recommendation = paths.FIT_RECOMMENDATION.format(study="ye-abbe-amazon-n10")
-recommended = paths.RECOMMENDED_SUMMARY.format(study="ye-abbe-amazon-n10")
-png = paths.FIGURE.format(figure="ye_abbe_fit")
-comparison = paths.FIGURE_COMPARISON.format(figure="ye_abbe_fit")
+fitted = paths.fill(paths.FIT_FITTED, "ye-abbe-amazon-n10")
+recommendation = paths.fill(paths.FIT_RECOMMENDATION, "ye-abbe-amazon-n10")
+recommended = paths.fill(paths.RECOMMENDED_SUMMARY, "ye-abbe-amazon-n10")
+png = paths.fill(paths.FIGURE, "ye_abbe_fit")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye_abbe_fit")
 
 # %%
 style.setup()

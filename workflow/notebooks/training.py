@@ -23,9 +23,9 @@ from gradcode.figures.runs import legend_label, read_runs
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-runs = paths.RUN_SUMMARY.format(run="smoke-frc")
-png = paths.FIGURE.format(figure="training")
-comparison = paths.FIGURE_COMPARISON.format(figure="training")
+runs = paths.fill(paths.RUN_SUMMARY, "smoke-frc")
+png = paths.fill(paths.FIGURE, "training")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "training")
 
 # %%
 style.setup()

@@ -34,9 +34,9 @@ from gradcode.train.experiment import load_experiment
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-table = paths.SIMULATION.format(preset="ye-abbe-fig3")
-png = paths.FIGURE.format(figure="ye_abbe_fig3")
-comparison = paths.FIGURE_COMPARISON.format(figure="ye_abbe_fig3")
+table = paths.fill(paths.SIMULATION, "ye-abbe-fig3")
+png = paths.fill(paths.FIGURE, "ye_abbe_fig3")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye_abbe_fig3")
 
 # %%
 style.setup()

@@ -30,8 +30,8 @@ from gradcode.pipeline import paths
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-png = paths.FIGURE.format(figure="ye_abbe_fig4")
-comparison = paths.FIGURE_COMPARISON.format(figure="ye_abbe_fig4")
+png = paths.fill(paths.FIGURE, "ye_abbe_fig4")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye_abbe_fig4")
 
 # %%
 style.setup()

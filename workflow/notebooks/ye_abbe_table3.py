@@ -24,9 +24,9 @@ from gradcode.figures.tables import group_by, read_rows
 from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = paths.SIMULATION.format(preset="ye-abbe-table3")
-png = paths.FIGURE.format(figure="ye-abbe-table3")
-comparison = paths.FIGURE_COMPARISON.format(figure="ye-abbe-table3")
+table = paths.fill(paths.SIMULATION, "ye-abbe-table3")
+png = paths.fill(paths.FIGURE, "ye-abbe-table3")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye-abbe-table3")
 
 # %%
 style.setup()

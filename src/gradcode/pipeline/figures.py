@@ -14,7 +14,6 @@ a word.
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,12 +72,12 @@ def resolve_path(reference: str, where: str) -> str:
         raise RegistryError(
             f"{where}: {reference!r} is not paths.NAME[(ARGUMENTS)] of a path ({known})"
         )
-    fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    names = paths.fields(template)
     arguments = [a.strip() for a in found["arguments"].split(",")] if found["arguments"] else []
-    if len(arguments) != len(fields) or not all(arguments):
-        wanted = f"({', '.join(fields)})" if fields else "no arguments"
+    if len(arguments) != len(names) or not all(arguments):
+        wanted = f"({', '.join(names)})" if names else "no arguments"
         raise RegistryError(f"{where}: {reference!r}: paths.{found['name']} takes {wanted}")
-    return template.format(**dict(zip(fields, arguments, strict=True)))
+    return paths.fill(template, *arguments)
 
 
 def _path_names() -> list[str]:

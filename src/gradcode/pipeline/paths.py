@@ -4,13 +4,15 @@ The rules (``workflow/rules/*.smk``, through ``common.smk``), the figure registr
 (``workflow/figures.yaml`` names these as ``paths.NAME`` or ``paths.NAME(argument)``, resolved
 by ``gradcode.pipeline.figures``), the pipeline's modules and the notebooks' default parameters
 read them here, so an output moves by one edit. A template's ``{fields}`` are Snakemake
-wildcards in a rule, and filled with ``str.format`` everywhere else. The names of the files a
-training run or a prepared data set writes into its folder are the runtime's
+wildcards in a rule, and filled with ``str.format`` or ``fill`` everywhere else. The names of
+the files a training run or a prepared data set writes into its folder are the runtime's
 (``gradcode.train.log``, ``gradcode.data.provenance``), and so is a table's sidecar's
 (``gradcode.sim.table``).
 """
 
 from __future__ import annotations
+
+import string
 
 from gradcode.data.provenance import META_FILE
 from gradcode.sim.table import sidecar_path
@@ -91,3 +93,20 @@ def log(name: str) -> str:
     """The log of a rule's job, ``name`` being its path under the log folder, without
     ``.log`` (a rule's wildcards may be in it)."""
     return f"{RESULTS}/logs/{name}.log"
+
+
+def fields(template: str) -> list[str]:
+    """The names of ``template``'s fields, in order."""
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+
+
+def fill(template: str, *values: str) -> str:
+    """``template`` with its fields filled by ``values`` in order: ``fill(FIGURE, "training")``
+    (the figure registry's ``paths.FIGURE(training)``, and a notebook parameter's default in
+    a form papermill reads: one ``=`` a line)."""
+    names = fields(template)
+    if len(values) != len(names):
+        raise ValueError(
+            f"{template!r} has {len(names)} fields ({', '.join(names)}), not {len(values)}"
+        )
+    return template.format(**dict(zip(names, values, strict=True)))
