@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import subprocess
 from pathlib import Path
 
 from gradcode.cluster.mpich import MPICH_ENV
@@ -69,16 +70,14 @@ def test_only_the_paths_module_holds_a_results_path():
 
 
 def _source_tree() -> list[Path]:
-    """Every text file of the repository that code or configuration is read from."""
+    """Every tracked file of the repository that code or configuration is read from (not the
+    documentation, nor what an install leaves, such as src/gradcode.egg-info's README copy)."""
     folders = ["src", "tests", "workflow", "benchmarks", ".ci", "config", "examples", "envs"]
-    files = [ROOT / "Snakefile", ROOT / "pyproject.toml"]
-    for folder in folders:
-        files += [
-            path
-            for path in sorted((ROOT / folder).rglob("*"))
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-        ]
-    return files
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "Snakefile", "pyproject.toml", *folders],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return [ROOT / name for name in sorted(listed.split("\0")) if name]
 
 
 @functools.cache
