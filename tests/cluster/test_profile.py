@@ -1,8 +1,9 @@
 """The slurm-cluster profile plans the cluster smoke's training job one rank per node, on TCP
-(a dry run: no cluster, no root)."""
+(a dry run: no cluster, no root), and the wrapper it starts srun through sets MPICH on TCP."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -38,8 +39,7 @@ def _dry_run(tmp_path: Path, target: str, configfile: str) -> str:
 def test_slurm_cluster_profile_places_one_rank_per_node_on_tcp(tmp_path):
     out = _dry_run(tmp_path, "results/train/smoke-frc/summary.json", "config/cluster-smoke.yaml")
     train = next(line for line in out.splitlines() if "python -m gradcode.train " in line)
-    assert "MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp" in train
-    assert "srun --mpi=pmi2 --ntasks-per-node=1 -n 5 " in train
+    assert " python -m gradcode.cluster.mpich srun --mpi=pmi2 --ntasks-per-node=1 -n 5 " in train
     assert "slurm_extra=--ntasks-per-node=1" in out
     assert "slurm_partition=cluster" in out
 
@@ -53,3 +53,20 @@ def test_a_run_that_loses_a_node_is_a_no_kill_job_inside_gradcode_cluster_lose(t
     assert " --return -- gradcode cluster ulfm -n 9 -- python -m gradcode.train " in lose
     assert "python -m gradcode.pipeline.faults" in lose
     assert "slurm_extra=--ntasks-per-node=1 --exclusive --no-kill" in out
+
+
+def test_the_profiles_wrapper_runs_its_command_with_mpich_on_tcp():
+    from gradcode.cluster.mpich import MPICH_ENV
+
+    names = sorted(MPICH_ENV)
+    show = f"import json, os; print(json.dumps({{k: os.environ.get(k) for k in {names!r}}}))"
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcode.cluster.mpich", sys.executable, "-c", show],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == MPICH_ENV
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcode.cluster.mpich"], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and done.stderr.startswith("usage: python -m gradcode.cluster")

@@ -20,6 +20,7 @@ import pytest
 
 from gradcode.cluster import control, network, probe, slurm
 from gradcode.cluster.launcher import mpiexec_command
+from gradcode.cluster.mpich import MPICH_ENV
 from gradcode.cluster.spec import build_spec
 from gradcode.cluster.state import State
 
@@ -150,7 +151,7 @@ def test_srun_places_one_rank_per_node(cluster):
     done = _run_on(
         spec.master.name,
         ["srun", "-N", "3", "-n", "3", "--mpi=pmi2", sys.executable, "-c", RANK_SCRIPT],
-        env={"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"},
+        env=MPICH_ENV,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr

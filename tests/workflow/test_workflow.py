@@ -283,7 +283,9 @@ def test_a_plugin_code_passes_the_config_schema_and_an_unknown_name_lists_it(tmp
         "model: master-worker\nparameters: {lambda1: 0.8, t1: 1.6}\n"
         "schemes: [{scheme: toy-replica, params: {n: 4}}, {scheme: frc, params: {n: 4, s: 1}}]\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    # the plug-in's site before whatever PYTHONPATH already holds (a checkout's src/)
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
     config = (
         "codes: {verify: [{id: toy, scheme: toy-replica, params: {n: 4}, exhaustive: true}]}\n"
         f"simulate: {{specs: [{spec}]}}"

@@ -28,11 +28,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import group_by, read_rows, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/berrut-error.csv"
-png = "results/figures/berrut_error.png"
-comparison = "results/tables/compare/berrut_error.csv"
+table = paths.fill(paths.ANALYSIS, "berrut-error")
+png = paths.fill(paths.FIGURE, "berrut_error")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "berrut_error")
 
 # %%
 style.setup()

@@ -26,11 +26,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import group_by, read_rows, read_sidecar, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/binary-decoding.csv"
-png = "results/figures/binary_decoding.png"
-comparison = "results/tables/compare/binary_decoding.csv"
+table = paths.fill(paths.ANALYSIS, "binary-decoding")
+png = paths.fill(paths.FIGURE, "binary_decoding")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "binary_decoding")
 
 # %%
 style.setup()

@@ -31,11 +31,12 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.panels import ci_bars
 from gradcode.figures.tables import index_by, read_rows, read_sidecar
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/sim/binary-heterogeneous.csv"
-png = "results/figures/binary_heterogeneous.png"
-comparison = "results/tables/compare/binary_heterogeneous.csv"
+table = paths.fill(paths.SIMULATION, "binary-heterogeneous")
+png = paths.fill(paths.FIGURE, "binary_heterogeneous")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "binary_heterogeneous")
 
 # %%
 style.setup()

@@ -27,11 +27,12 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import read_rows, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/binary-loads.csv"
-png = "results/figures/binary_loads.png"
-comparison = "results/tables/compare/binary_loads.csv"
+table = paths.fill(paths.ANALYSIS, "binary-loads")
+png = paths.fill(paths.FIGURE, "binary_loads")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "binary_loads")
 
 # %%
 style.setup()

@@ -34,6 +34,7 @@ from gradcode.figures import style
 from gradcode.figures.cluster import floor_comparison, message_transfers, predicted_after_download
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
+from gradcode.pipeline import paths
 from gradcode.timing.links import FLOAT, message_time
 from gradcode.topology import topology_of
 from gradcode.train.config import load_config
@@ -45,8 +46,8 @@ from gradcode.train.timings import link_floor, predicted_links_time
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/cluster/coded-reduce-n14.yaml"
-png = "results/figures/cluster_coded_reduce_n14.png"
-comparison = "results/tables/compare/cluster_coded_reduce_n14.csv"
+png = paths.fill(paths.FIGURE, "cluster_coded_reduce_n14")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_coded_reduce_n14")
 
 # %%
 style.setup()

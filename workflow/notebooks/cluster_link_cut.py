@@ -30,6 +30,7 @@ from gradcode.figures import style
 from gradcode.figures.cluster import cut_window, relative_error, stall
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
+from gradcode.pipeline import paths
 from gradcode.train.config import load_config
 from gradcode.train.log import read_log
 from gradcode.train.reference import serial_trajectory
@@ -37,8 +38,8 @@ from gradcode.train.reference import serial_trajectory
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/cluster/link-cut.yaml"
-png = "results/figures/cluster_link_cut.png"
-comparison = "results/tables/compare/cluster_link_cut.csv"
+png = paths.fill(paths.FIGURE, "cluster_link_cut")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_link_cut")
 
 # %%
 style.setup()
@@ -47,7 +48,7 @@ results = {}
 for run in records:
     folder = run.path.parent
     times = [r["iteration_time"] for r in read_log(folder)]
-    cut = json.loads((folder / "cut.json").read_text())
+    cut = json.loads((folder / paths.CUT_FILE).read_text())
     window = cut_window(cut)
     trajectory = np.load(folder / "trajectory.npy")
     reference = serial_trajectory(load_config(folder / "run.yaml"))

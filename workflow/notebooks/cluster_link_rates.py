@@ -28,11 +28,12 @@ from matplotlib.ticker import NullFormatter
 from gradcode.figures import style
 from gradcode.figures.cluster import PAYLOAD_FRACTION, read_sweep, sweep_fits, sweep_rows
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-sweep = "results/cluster/link-rates/index.json"
-png = "results/figures/cluster_link_rates.png"
-comparison = "results/tables/compare/cluster_link_rates.csv"
+sweep = paths.CLUSTER_LINK_RATES
+png = paths.fill(paths.FIGURE, "cluster_link_rates")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_link_rates")
 
 # %%
 style.setup()

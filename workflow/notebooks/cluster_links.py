@@ -28,11 +28,12 @@ import numpy as np
 from gradcode.figures import style
 from gradcode.figures.cluster import PAYLOAD_FRACTION, peer_medians, probe_rows
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-links = "results/cluster/links/links.json"
-png = "results/figures/cluster_links.png"
-comparison = "results/tables/compare/cluster_links.csv"
+links = paths.CLUSTER_LINKS
+png = paths.fill(paths.FIGURE, "cluster_links")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_links")
 
 # %%
 style.setup()

@@ -52,6 +52,7 @@ from gradcode.figures.cluster import (
 )
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
+from gradcode.pipeline import paths
 from gradcode.train.config import load_config
 from gradcode.train.experiment import load_experiment
 from gradcode.train.log import read_log
@@ -59,8 +60,8 @@ from gradcode.train.log import read_log
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/cluster/ye-abbe-n8.yaml"
-png = "results/figures/cluster_ye_abbe_n8.png"
-comparison = "results/tables/compare/cluster_ye_abbe_n8.csv"
+png = paths.fill(paths.FIGURE, "cluster_ye_abbe_n8")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_ye_abbe_n8")
 
 # %%
 PAPER = "000 (Ye & Abbe)"

@@ -41,14 +41,15 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.convergence import alpha_panels, curve_speedups, error_curve, pair_alphas
 from gradcode.figures.runs import read_runs
+from gradcode.pipeline import paths
 from gradcode.train.experiment import load_experiment
 from gradcode.train.plan import build_plan
 
 # %% tags=["parameters"]
-runs = "results/train/coded-reduce-fig8/UMW/summary.json"
+runs = paths.fill(paths.RUN_SUMMARY, "coded-reduce-fig8/UMW")
 experiment = "config/experiments/coded-reduce-fig8.yaml"
-png = "results/figures/coded_reduce_fig8.png"
-comparison = "results/tables/compare/coded_reduce_fig8.csv"
+png = paths.fill(paths.FIGURE, "coded_reduce_fig8")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_fig8")
 
 # %%
 LABELS = {

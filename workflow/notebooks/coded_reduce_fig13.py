@@ -36,12 +36,13 @@ from gradcode.figures.speedups import (
     time_ratios,
 )
 from gradcode.figures.tables import group_by, index_by, read_rows, read_sidecar
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/coded-reduce-digits.csv"
-times = "results/sim/coded-reduce-cnn.csv"
-png = "results/figures/coded_reduce_fig13.png"
-comparison = "results/tables/compare/coded_reduce_fig13.csv"
+table = paths.fill(paths.ANALYSIS, "coded-reduce-digits")
+times = paths.fill(paths.SIMULATION, "coded-reduce-cnn")
+png = paths.fill(paths.FIGURE, "coded_reduce_fig13")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_fig13")
 
 # %%
 #: Fig. 13's caption and Section IV-B: CR's speed-ups over each baseline

@@ -29,11 +29,12 @@ from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.panels import ci_bars
 from gradcode.figures.speedups import ratios, speedup_panel
 from gradcode.figures.tables import index_by, read_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/sim/coded-reduce.csv"
-png = "results/figures/coded_reduce_fig2.png"
-comparison = "results/tables/compare/coded_reduce_fig2.csv"
+table = paths.fill(paths.SIMULATION, "coded-reduce")
+png = paths.fill(paths.FIGURE, "coded_reduce_fig2")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_fig2")
 
 # %%
 #: CR's speed-ups stated in the text about Fig. 2 (Section I), EC2 measurements

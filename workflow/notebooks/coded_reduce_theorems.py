@@ -31,12 +31,13 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.panels import ci_errorbar
 from gradcode.figures.tables import read_rows, read_sidecar, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-loads = "results/analysis/coded-reduce-loads.csv"
-bounds = "results/sim/coded-reduce-theorem2.csv"
-png = "results/figures/coded_reduce_theorems.png"
-comparison = "results/tables/compare/coded_reduce_theorems.csv"
+loads = paths.fill(paths.ANALYSIS, "coded-reduce-loads")
+bounds = paths.fill(paths.SIMULATION, "coded-reduce-theorem2")
+png = paths.fill(paths.FIGURE, "coded_reduce_theorems")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_theorems")
 
 # %%
 style.setup()

@@ -36,13 +36,14 @@ import numpy as np
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.failures import HOW, gradient_errors, read_failed_run
+from gradcode.pipeline import paths
 from gradcode.train.experiment import load_experiment
 
 # %% tags=["parameters"]
-runs = "results/train/failed-workers/frc/summary.json"
+runs = paths.fill(paths.RUN_SUMMARY, "failed-workers/frc")
 experiment = "config/experiments/failed-workers.yaml"
-png = "results/figures/failed_workers.png"
-comparison = "results/tables/compare/failed_workers.csv"
+png = paths.fill(paths.FIGURE, "failed_workers")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "failed_workers")
 
 # %%
 #: an exact zero (the uncoded run repeats the serial sum bit for bit) drawn on the log axis

@@ -22,11 +22,12 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.panels import ci_bars
 from gradcode.figures.tables import index_by, read_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/sim/gc-mmc-fig1.csv"
-png = "results/figures/gc-mmc-fig1.png"
-comparison = "results/tables/compare/gc-mmc-fig1.csv"
+table = paths.fill(paths.SIMULATION, "gc-mmc-fig1")
+png = paths.fill(paths.FIGURE, "gc-mmc-fig1")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "gc-mmc-fig1")
 
 # %%
 style.setup()

@@ -30,12 +30,13 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.panels import ci_bars
 from gradcode.figures.tables import index_by, means, read_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/heterogeneous-adversaries.csv"
-placement = "results/sim/heterogeneous-placement.csv"
-png = "results/figures/heterogeneous_adversaries.png"
-comparison = "results/tables/compare/heterogeneous_adversaries.csv"
+table = paths.fill(paths.ANALYSIS, "heterogeneous-adversaries")
+placement = paths.fill(paths.SIMULATION, "heterogeneous-placement")
+png = paths.fill(paths.FIGURE, "heterogeneous_adversaries")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "heterogeneous_adversaries")
 
 # %%
 style.setup()

@@ -27,11 +27,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import read_rows, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/heterogeneous-comm-cost.csv"
-png = "results/figures/heterogeneous_comm_cost.png"
-comparison = "results/tables/compare/heterogeneous_comm_cost.csv"
+table = paths.fill(paths.ANALYSIS, "heterogeneous-comm-cost")
+png = paths.fill(paths.FIGURE, "heterogeneous_comm_cost")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "heterogeneous_comm_cost")
 
 # %%
 style.setup()

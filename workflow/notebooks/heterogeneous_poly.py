@@ -26,11 +26,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import read_rows, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/analysis/heterogeneous-poly.csv"
-png = "results/figures/heterogeneous_poly.png"
-comparison = "results/tables/compare/heterogeneous_poly.csv"
+table = paths.fill(paths.ANALYSIS, "heterogeneous-poly")
+png = paths.fill(paths.FIGURE, "heterogeneous_poly")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "heterogeneous_poly")
 
 # %%
 style.setup()

@@ -22,18 +22,19 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.panels import ci_bars
 from gradcode.figures.tables import read_rows, read_sidecar
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-tables = "results/sim/spec/example.csv"
-png = "results/figures/simulations.png"
-comparison = "results/tables/compare/simulations.csv"
+tables = paths.fill(paths.SPEC_SIMULATION, "example")
+png = paths.fill(paths.FIGURE, "simulations")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "simulations")
 
 # %%
 style.setup()
-paths = tables.split(",")
-figure, axes = plt.subplots(len(paths), 2, figsize=(11, 4 * len(paths)), squeeze=False)
+files = tables.split(",")
+figure, axes = plt.subplots(len(files), 2, figsize=(11, 4 * len(files)), squeeze=False)
 comparisons = []
-for (left, right), path in zip(axes, paths, strict=True):
+for (left, right), path in zip(axes, files, strict=True):
     rows = read_rows(path)
     spec = read_sidecar(path)
     labels = [row["label"] for row in rows]

@@ -21,11 +21,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import group_by, read_rows, select
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-stability = "results/codes/stability.csv"
-png = "results/figures/stability.png"
-comparison = "results/tables/compare/stability.csv"
+stability = paths.STABILITY
+png = paths.fill(paths.FIGURE, "stability")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "stability")
 
 # %%
 style.setup()

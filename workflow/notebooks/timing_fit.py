@@ -35,15 +35,16 @@ from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import read_runs, stand_in_suffix
 from gradcode.fit.predict import predict_runs
 from gradcode.fit.runs import fit_runs
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-fitted = "results/fit/ye-abbe-amazon-n10/fitted.yaml"
-recommendation = "results/fit/ye-abbe-amazon-n10/recommend.json"
-recommended = "results/train/ye-abbe-amazon-n10/recommended/summary.json"
-png = "results/figures/ye_abbe_fit.png"
-comparison = "results/tables/compare/ye_abbe_fit.csv"
+fitted = paths.fill(paths.FIT_FITTED, "ye-abbe-amazon-n10")
+recommendation = paths.fill(paths.FIT_RECOMMENDATION, "ye-abbe-amazon-n10")
+recommended = paths.fill(paths.RECOMMENDED_SUMMARY, "ye-abbe-amazon-n10")
+png = paths.fill(paths.FIGURE, "ye_abbe_fit")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye_abbe_fit")
 
 # %%
 style.setup()

@@ -20,11 +20,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import legend_label, read_runs
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-runs = "results/train/smoke-frc/summary.json"
-png = "results/figures/training.png"
-comparison = "results/tables/compare/training.csv"
+runs = paths.fill(paths.RUN_SUMMARY, "smoke-frc")
+png = paths.fill(paths.FIGURE, "training")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "training")
 
 # %%
 style.setup()

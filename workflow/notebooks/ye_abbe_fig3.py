@@ -28,14 +28,15 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.figures.tables import group_by, read_rows
+from gradcode.pipeline import paths
 from gradcode.train.experiment import load_experiment
 
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-table = "results/sim/ye-abbe-fig3.csv"
-png = "results/figures/ye_abbe_fig3.png"
-comparison = "results/tables/compare/ye_abbe_fig3.csv"
+table = paths.fill(paths.SIMULATION, "ye-abbe-fig3")
+png = paths.fill(paths.FIGURE, "ye_abbe_fig3")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye_abbe_fig3")
 
 # %%
 style.setup()

@@ -25,12 +25,13 @@ from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.figures.speedups import first_time_reaching
 from gradcode.figures.tables import group_by
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
 runs = ""
 experiment = "config/experiments/ye-abbe-amazon.yaml"
-png = "results/figures/ye_abbe_fig4.png"
-comparison = "results/tables/compare/ye_abbe_fig4.csv"
+png = paths.fill(paths.FIGURE, "ye_abbe_fig4")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye_abbe_fig4")
 
 # %%
 style.setup()

@@ -21,11 +21,12 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.tables import group_by, read_rows
+from gradcode.pipeline import paths
 
 # %% tags=["parameters"]
-table = "results/sim/ye-abbe-table3.csv"
-png = "results/figures/ye-abbe-table3.png"
-comparison = "results/tables/compare/ye-abbe-table3.csv"
+table = paths.fill(paths.SIMULATION, "ye-abbe-table3")
+png = paths.fill(paths.FIGURE, "ye-abbe-table3")
+comparison = paths.fill(paths.FIGURE_COMPARISON, "ye-abbe-table3")
 
 # %%
 style.setup()

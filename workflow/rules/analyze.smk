@@ -4,10 +4,10 @@
 
 rule analyze:
     output:
-        table="results/analysis/{analysis}.csv",
-        sidecar="results/analysis/{analysis}.csv.json",
+        table=paths.ANALYSIS,
+        sidecar=paths.sidecar(paths.ANALYSIS),
     log:
-        "results/logs/analysis/{analysis}.log",
+        paths.log("analysis/{analysis}"),
     conda:
         "../../envs/gradcode.yaml"
     params:

@@ -9,16 +9,16 @@ if _CLUSTER.get("links"):
 
     rule cluster_links:
         output:
-            links="results/cluster/links/links.json",
-            table="results/cluster/links/links.csv",
+            links=paths.CLUSTER_LINKS,
+            table=paths.CLUSTER_LINKS_TABLE,
         log:
-            "results/logs/cluster/links.log",
+            paths.log("cluster/links"),
         conda:
             "../../envs/gradcode.yaml"
         threads: local_cores()
         resources:
             tasks=_CLUSTER["links"]["nodes"],
-            mpi="mpiexec.hydra",
+            mpi=MPIEXEC,
         params:
             out=lambda wildcards, output: str(Path(output.links).parent),
             args=cluster_probe_args(_CLUSTER["links"]),
@@ -36,17 +36,17 @@ if _CLUSTER.get("links", {}).get("rates"):
     # only while nothing else uses those links (the slurm-cluster profile adds --exclusive)
     rule cluster_link_rates:
         output:
-            links=expand(f"{LINK_RATES}/{{rate}}/links.json", rate=_SWEEP),
-            tables=expand(f"{LINK_RATES}/{{rate}}/links.csv", rate=_SWEEP),
-            records=expand(f"{LINK_RATES}/{{rate}}/rate.json", rate=_SWEEP),
+            links=expand(paths.LINK_RATE_LINKS, rate=_SWEEP),
+            tables=expand(paths.LINK_RATE_TABLE, rate=_SWEEP),
+            records=expand(paths.LINK_RATE_RECORD, rate=_SWEEP),
         log:
-            "results/logs/cluster/link-rates.log",
+            paths.log("cluster/link-rates"),
         conda:
             "../../envs/gradcode.yaml"
         threads: local_cores()
         resources:
             tasks=_CLUSTER["links"]["nodes"],
-            mpi="mpiexec.hydra",
+            mpi=MPIEXEC,
         params:
             sweep=lambda wildcards, resources: cluster_rate_sweep(
                 _CLUSTER["links"], resources.mpi, resources.tasks
@@ -60,9 +60,9 @@ if _CLUSTER.get("links", {}).get("rates"):
             links=rules.cluster_link_rates.output.links,
             records=rules.cluster_link_rates.output.records,
         output:
-            f"{LINK_RATES}/index.json",
+            paths.CLUSTER_LINK_RATES,
         log:
-            "results/logs/cluster/link-rates-index.log",
+            paths.log("cluster/link-rates-index"),
         localrule: True
         conda:
             "../../envs/gradcode.yaml"
@@ -81,14 +81,14 @@ if _CLUSTER.get("cut"):
     # cut.json beside the run's outputs); --fresh: a rerun starts over, never resumes
     rule train_cut:
         input:
-            "results/train/{run}/run.yaml",
+            paths.RUN_FILE,
         output:
-            summary="results/train/{run}/summary.json",
-            log="results/train/{run}/log.jsonl",
-            model="results/train/{run}/model.npy",
-            cut="results/train/{run}/cut.json",
+            summary=paths.RUN_SUMMARY,
+            log=paths.RUN_LOG,
+            model=paths.RUN_MODEL,
+            cut=paths.RUN_CUT,
         log:
-            "results/logs/train/{run}.log",
+            paths.log("train/{run}"),
         wildcard_constraints:
             run=cut_runs_pattern(_CLUSTER["cut"]),
         conda:
@@ -96,7 +96,7 @@ if _CLUSTER.get("cut"):
         threads: local_cores()
         resources:
             tasks=lambda wildcards: run_ranks(wildcards.run),
-            mpi="mpiexec.hydra",
+            mpi=MPIEXEC,
             mem_mb_per_cpu=train_mem_mb_per_cpu,
             runtime=train_runtime,
         params:
@@ -126,14 +126,14 @@ if NODE_LOSS_RUNS:
     # with exit status 3, its expected result.
     rule train_lost:
         input:
-            "results/train/{run}/run.yaml",
+            paths.RUN_FILE,
         output:
-            summary="results/train/{run}/summary.json",
-            log="results/train/{run}/log.jsonl",
-            model="results/train/{run}/model.npy",
-            lost="results/train/{run}/lost.json",
+            summary=paths.RUN_SUMMARY,
+            log=paths.RUN_LOG,
+            model=paths.RUN_MODEL,
+            lost=paths.RUN_LOST,
         log:
-            "results/logs/train/{run}.log",
+            paths.log("train/{run}"),
         wildcard_constraints:
             run=runs_pattern(NODE_LOSS_RUNS),
         conda:

@@ -3,9 +3,9 @@
 
 rule verify_code:
     output:
-        "results/codes/verify/{code}.json",
+        paths.CODE_VERIFY,
     log:
-        "results/logs/codes/verify/{code}.log",
+        paths.log("codes/verify/{code}"),
     conda:
         "../../envs/gradcode.yaml"
     params:
@@ -16,11 +16,11 @@ rule verify_code:
 
 rule code_table:
     input:
-        expand("results/codes/verify/{code}.json", code=sorted(CODES)),
+        expand(paths.CODE_VERIFY, code=sorted(CODES)),
     output:
-        "results/tables/codes.csv",
+        paths.CODE_TABLE,
     log:
-        "results/logs/tables/codes.log",
+        paths.log("tables/codes"),
     conda:
         "../../envs/gradcode.yaml"
     script:
@@ -29,9 +29,9 @@ rule code_table:
 
 rule stability:
     output:
-        "results/codes/stability.csv",
+        paths.STABILITY,
     log:
-        "results/logs/codes/stability.log",
+        paths.log("codes/stability"),
     conda:
         "../../envs/gradcode.yaml"
     params:

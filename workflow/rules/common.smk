@@ -11,6 +11,7 @@ from snakemake.utils import validate
 from gradcode.blas import BLAS_VARIABLES
 from gradcode.codes import build
 from gradcode.data.location import DATA_DIR_ENV
+from gradcode.pipeline import paths
 from gradcode.pipeline.fit_studies import collect_studies, recommended_plan
 from gradcode.pipeline.figures import (
     FigureTable,
@@ -35,10 +36,13 @@ from gradcode.pipeline.specs import collect_specs
 from gradcode.pipeline.stand_ins import resolve_data
 from gradcode.plugins import one_line_plugin_warnings
 from gradcode.rate import Rate
+from gradcode.train.mpilib import HYDRA
 
 one_line_plugin_warnings()
 validate(config, schema="../schemas/config.schema.yaml")
 
+#: MPICH's launcher, found on the job's PATH (profiles may set another `mpi` resource)
+MPIEXEC = HYDRA
 #: the environment prefix that gives every MPI rank one BLAS thread (gradcode.blas)
 BLAS_ONE_THREAD = " ".join(f"{variable}=1" for variable in BLAS_VARIABLES)
 
@@ -106,13 +110,19 @@ def fit_study(wildcards):
 
 def calibration_logs(wildcards):
     """The logs a fit study fits (rule fit_timing)."""
-    return [f"results/train/{run}/log.jsonl" for run in fit_study(wildcards).calibrate]
+    return [paths.RUN_LOG.format(run=run) for run in fit_study(wildcards).calibrate]
 
 
 def _source_run(run):
     """The config's run ``run`` trains like: itself, or a study's first calibration run."""
     study = RECOMMENDED_RUNS.get(run)
     return run if study is None else study.calibrate[0]
+
+
+def run_data_folder(run):
+    """The prepared data set's folder training run ``run`` trains on."""
+    dataset, variant = run_data(run)
+    return paths.DATA.format(dataset=dataset, variant=variant)
 
 
 def run_data(run):
@@ -161,7 +171,7 @@ def run_plan(run):
     """The plan of run ``run``; None for a recommended run until its run file exists."""
     if run not in RECOMMENDED_RUNS:
         return _RUNS.plan(run)
-    path = Path(f"results/train/{run}/run.yaml")
+    path = Path(paths.RUN_FILE.format(run=run))
     return recommended_plan(path) if path.is_file() else None
 
 
@@ -169,7 +179,8 @@ def _run_shape(run):
     """The size of the data ``run`` trains on (its prepared meta.json); None until prepared:
     resources are computed again just before a job is submitted, once its data exists.
     """
-    meta = Path("results/data/{}/{}/meta.json".format(*run_data(run)))
+    dataset, variant = run_data(run)
+    meta = Path(paths.DATA_META.format(dataset=dataset, variant=variant))
     if not meta.is_file():
         return None
     return DataShape.from_meta(json.loads(meta.read_text()))
@@ -254,14 +265,14 @@ def papermill_parameters(wildcards, input, output):
 
 def all_outputs():
     return [
-        "results/tables/codes.csv",
-        "results/codes/stability.csv",
-        *expand("results/analysis/{analysis}.csv", analysis=config["analyze"]["names"]),
-        *expand("results/sim/{preset}.csv", preset=config["simulate"]["presets"]),
-        *expand("results/sim/spec/{spec}.csv", spec=sorted(SPECS)),
-        *expand("results/figures/{figure}.png", figure=active_figures()),
-        "results/tables/comparison.csv",
-        *expand("results/train/{run}/summary.json", run=sorted(TRAIN_RUNS)),
+        paths.CODE_TABLE,
+        paths.STABILITY,
+        *expand(paths.ANALYSIS, analysis=config["analyze"]["names"]),
+        *expand(paths.SIMULATION, preset=config["simulate"]["presets"]),
+        *expand(paths.SPEC_SIMULATION, spec=sorted(SPECS)),
+        *expand(paths.FIGURE, figure=active_figures()),
+        paths.COMPARISON_TABLE,
+        *expand(paths.RUN_SUMMARY, run=sorted(TRAIN_RUNS)),
         *[path for study in FIT_STUDIES.values() for path in study.outputs()],
     ]
 
@@ -280,10 +291,6 @@ def cluster_probe_args(links):
         words += ["--master-rate", str(master)]
     words += ["--repeats", str(links.get("repeats", 3))]
     return shlex.join(words)
-
-
-#: where the rate sweep's probes go, one folder per stated rate (rule cluster_link_rates)
-LINK_RATES = "results/cluster/link-rates"
 
 
 def cluster_link_rates(links):
@@ -311,14 +318,14 @@ def cluster_rate_sweep(links, mpi, tasks):
     """
     steps = []
     for rate in cluster_link_rates(links):
-        out = Path(LINK_RATES, rate)
-        record = str(out / "rate.json")
+        out = paths.LINK_RATE.format(rate=rate)
+        record = paths.LINK_RATE_RECORD.format(rate=rate)
         limits = shlex.join(["--rate", rate, "--master-rate", rate, "--record", record])
         probe = cluster_probe_args({**links, "rate": rate, "master_rate": rate})
         steps.append(
             f"gradcode cluster rate {limits}"
             f" -- env {mpi} -n {tasks} python -m gradcode.train.linkprobe"
-            f" --out {shlex.quote(str(out))} {probe}"
+            f" --out {shlex.quote(out)} {probe}"
         )
     return " && ".join(steps)
 

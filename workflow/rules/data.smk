@@ -3,9 +3,9 @@
 
 rule prepare_data:
     output:
-        directory("results/data/{dataset}/{variant}"),
+        directory(paths.DATA),
     log:
-        "results/logs/data/{dataset}/{variant}.log",
+        paths.log("data/{dataset}/{variant}"),
     conda:
         "../../envs/gradcode.yaml"
     shell:

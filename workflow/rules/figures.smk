@@ -9,14 +9,14 @@ rule figure:
         notebook=figure_notebook,
     output:
         png=report(
-            "results/figures/{figure}.png",
+            paths.FIGURE,
             caption="../report/figure.rst",
             category="Figures",
         ),
-        notebook="results/notebooks/{figure}.ipynb",
-        comparison="results/tables/compare/{figure}.csv",
+        notebook=paths.FIGURE_NOTEBOOK,
+        comparison=paths.FIGURE_COMPARISON,
     log:
-        "results/logs/figures/{figure}.log",
+        paths.log("figures/{figure}"),
     conda:
         "../../envs/gradcode.yaml"
     params:
@@ -31,15 +31,15 @@ rule figure:
 
 rule comparison_table:
     input:
-        expand("results/tables/compare/{figure}.csv", figure=active_figures()),
+        expand(paths.FIGURE_COMPARISON, figure=active_figures()),
     output:
         report(
-            "results/tables/comparison.csv",
+            paths.COMPARISON_TABLE,
             caption="../report/comparison.rst",
             category="Paper versus reproduced",
         ),
     log:
-        "results/logs/tables/comparison.log",
+        paths.log("tables/comparison"),
     # joins small CSVs in a second: the last step of the DAG, not worth a batch job
     localrule: True
     conda:

@@ -7,9 +7,9 @@ rule fit_timing:
     input:
         calibration_logs,
     output:
-        "results/fit/{study}/fitted.yaml",
+        paths.FIT_FITTED,
     log:
-        "results/logs/fit/{study}.fit.log",
+        paths.log("fit/{study}.fit"),
     localrule: True
     conda:
         "../../envs/gradcode.yaml"
@@ -22,12 +22,12 @@ rule fit_timing:
 
 rule recommend:
     input:
-        "results/fit/{study}/fitted.yaml",
+        paths.FIT_FITTED,
     output:
-        json="results/fit/{study}/recommend.json",
-        csv="results/fit/{study}/recommend.csv",
+        json=paths.FIT_RECOMMENDATION,
+        csv=paths.FIT_RECOMMENDATION_TABLE,
     log:
-        "results/logs/fit/{study}.recommend.log",
+        paths.log("fit/{study}.recommend"),
     conda:
         "../../envs/gradcode.yaml"
     params:
@@ -39,12 +39,14 @@ rule recommend:
 
 rule recommended_run_config:
     input:
-        calibration=lambda wildcards: f"results/train/{fit_study(wildcards).calibrate[0]}/run.yaml",
-        recommendation="results/fit/{study}/recommend.json",
+        calibration=lambda wildcards: paths.RUN_FILE.format(
+            run=fit_study(wildcards).calibrate[0]
+        ),
+        recommendation=paths.FIT_RECOMMENDATION,
     output:
-        "results/train/{study}/recommended/run.yaml",
+        paths.RECOMMENDED_RUN_FILE,
     log:
-        "results/logs/fit/{study}.recommended.log",
+        paths.log("fit/{study}.recommended"),
     wildcard_constraints:
         study="|".join(re.escape(name) for name in FIT_STUDIES) or "(?!)",
     localrule: True

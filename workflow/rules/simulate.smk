@@ -4,10 +4,10 @@
 
 rule simulate:
     output:
-        table="results/sim/{preset}.csv",
-        sidecar="results/sim/{preset}.csv.json",
+        table=paths.SIMULATION,
+        sidecar=paths.sidecar(paths.SIMULATION),
     log:
-        "results/logs/sim/{preset}.log",
+        paths.log("sim/{preset}"),
     wildcard_constraints:
         preset="[^/]+",
     conda:
@@ -24,10 +24,10 @@ rule simulate_spec:
     input:
         spec_file,
     output:
-        table="results/sim/spec/{spec}.csv",
-        sidecar="results/sim/spec/{spec}.csv.json",
+        table=paths.SPEC_SIMULATION,
+        sidecar=paths.sidecar(paths.SPEC_SIMULATION),
     log:
-        "results/logs/sim/spec/{spec}.log",
+        paths.log("sim/spec/{spec}"),
     wildcard_constraints:
         spec="[^/]+",
     conda:

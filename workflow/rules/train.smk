@@ -6,11 +6,11 @@
 rule run_config:
     input:
         source=lambda wildcards: TRAIN_RUNS[wildcards.run][0],
-        data=lambda wildcards: "results/data/{}/{}".format(*run_data(wildcards.run)),
+        data=lambda wildcards: run_data_folder(wildcards.run),
     output:
-        "results/train/{run}/run.yaml",
+        paths.RUN_FILE,
     log:
-        "results/logs/train/{run}.config.log",
+        paths.log("train/{run}.config"),
     # the config's runs; a fit study's recommended run has its own (workflow/rules/fit.smk)
     wildcard_constraints:
         run=runs_pattern(TRAIN_RUNS) if TRAIN_RUNS else "(?!)",
@@ -25,13 +25,13 @@ rule run_config:
 
 rule train:
     input:
-        "results/train/{run}/run.yaml",
+        paths.RUN_FILE,
     output:
-        summary="results/train/{run}/summary.json",
-        log="results/train/{run}/log.jsonl",
-        model="results/train/{run}/model.npy",
+        summary=paths.RUN_SUMMARY,
+        log=paths.RUN_LOG,
+        model=paths.RUN_MODEL,
     log:
-        "results/logs/train/{run}.log",
+        paths.log("train/{run}"),
     conda:
         "../../envs/gradcode.yaml"
     # all local cores: a training run measures wall-clock time, and a job running beside it
@@ -41,7 +41,7 @@ rule train:
     # gradcode.pipeline.resources; only batch executors use them (the slurm profile)
     resources:
         tasks=lambda wildcards: run_ranks(wildcards.run),
-        mpi="mpiexec.hydra",
+        mpi=MPIEXEC,
         mem_mb_per_cpu=train_mem_mb_per_cpu,
         runtime=train_runtime,
     params:
@@ -67,14 +67,14 @@ if TOLERANT_RUNS:
     # python -m gradcode.pipeline.faults passes that stop and fails on any other status.
     rule train_faults:
         input:
-            "results/train/{run}/run.yaml",
+            paths.RUN_FILE,
         output:
-            summary="results/train/{run}/summary.json",
-            log="results/train/{run}/log.jsonl",
-            model="results/train/{run}/model.npy",
-            kills="results/train/{run}/kills.json",
+            summary=paths.RUN_SUMMARY,
+            log=paths.RUN_LOG,
+            model=paths.RUN_MODEL,
+            kills=paths.RUN_KILLS,
         log:
-            "results/logs/train/{run}.log",
+            paths.log("train/{run}"),
         wildcard_constraints:
             run=runs_pattern(TOLERANT_RUNS),
         conda:

@@ -52,6 +52,7 @@ import numpy as np
 
 from gradcode.analysis.base import Analysis, Progress
 from gradcode.blas import single_threaded_blas
+from gradcode.extras import require
 from gradcode.sim import load_spec, preset
 from gradcode.sim.spec import Spec
 from gradcode.timing.queue import fifo_departures
@@ -84,6 +85,7 @@ class Digits:
 
 
 def load(rng: np.random.Generator) -> Digits:
+    require("data", "the coded-reduce-digits analysis (scikit-learn's digits)")
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

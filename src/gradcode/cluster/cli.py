@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from typing import Any
 
@@ -120,11 +119,9 @@ def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
     spec = control.current_spec()
     if args.n < 1:
         raise CLIError(f"-n must be at least 1, got {args.n}")
-    mpiexec = shutil.which("mpiexec.hydra")
-    if mpiexec is None:
-        raise CLIError("mpiexec.hydra is not on PATH (the mpich wheel puts it in the venv's bin)")
     argv = control.exec_argv(
-        spec.master.name, launcher.mpiexec_command(spec, args.n, _command(rest), mpiexec=mpiexec)
+        spec.master.name,
+        launcher.mpiexec_command(spec, args.n, _command(rest)),
     )
     if args.print:
         print(" ".join(argv))

@@ -12,16 +12,15 @@ from typing import Any
 from gradcode.cluster import launcher, network, slurm
 from gradcode.cluster.network import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec, format_limit
-from gradcode.cluster.state import RUN_DIR, State, running_spec
-
-LOCK = Path("/run/gradcode-cluster.lock")
+from gradcode.cluster.state import RUN_DIR, State, lock_path, running_spec
 
 
 @contextmanager
 def _exclusive() -> Iterator[None]:
     """One ``up`` or ``down`` at a time (a second one would undo the first's half-made work)."""
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with open(LOCK, "w") as handle:
+    lock = lock_path()
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

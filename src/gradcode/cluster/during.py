@@ -1,4 +1,5 @@
-"""Something done to the cluster at a chosen moment while a command runs (``cut``, ``lose``).
+"""Something done to the cluster at a chosen moment while a command runs (``cut``, ``lose``),
+or for as long as it runs (``rate``).
 
 When: ``--after`` seconds after the start, or once a training run's ``log.jsonl`` holds ``K``
 complete lines (iterations ``0 .. K-1`` done: the action falls in iteration ``K``; the log is
@@ -7,16 +8,20 @@ to start. With ``-- CMD ...`` the command (e.g. the MPI job) runs meanwhile, the
 from its start, and its exit status is returned; a command that ends before the trigger is
 never hit.
 
-``run_during`` holds what both actions share: the command, the wait for the trigger,
+``run_during`` holds what these actions share: the command, the wait for the trigger,
 SIGTERM/SIGHUP/Ctrl-C passed on to the command (``signals``), and the record: the trigger,
 the command, its start and exit status, and whatever the action adds (moments on the
 monotonic clock the MPI runtime logs with, ``time.perf_counter``: one clock for every
-namespace of a kernel), written as JSON whatever happens.
+namespace of a kernel), written as JSON whatever happens. An action that holds for the whole
+command (``rate``) has no trigger: it changes the cluster before the command starts
+(``setup``) and puts it back once the command has ended (``cleanup``, which a second signal
+cannot cut short).
 """
 
 from __future__ import annotations
 
 import math
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -95,33 +100,52 @@ def moment(trigger: Trigger) -> dict[str, Any]:
     return {"clock": time.perf_counter(), "wall": time.time(), "log_lines": trigger.lines()}
 
 
+#: what a cleanup holds off until it is done (``run_during``)
+HELD = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
+
+#: an action on the record (``result``) of ``run_during``
+Action = Callable[[dict[str, Any]], None]
+
+
 def run_during(
-    trigger: Trigger,
+    trigger: Trigger | None,
     command: Sequence[str],
     record: str | Path | None,
     result: dict[str, Any],
-    act: Callable[[dict[str, Any]], None],
-    missed: str,
+    act: Action | None = None,
+    missed: str = "missed",
+    *,
+    setup: Action | None = None,
+    cleanup: Action | None = None,
 ) -> int:
     """Run ``command`` (if any), call ``act(result)`` at the trigger, wait for the command;
     its exit status (0 without one). ``result`` (what the action is) gets the trigger, the
     command, its start and status, ``missed`` when the command ended first, ``interrupted``
-    on a signal; it is written to ``record`` however this ends (an exception from ``act``
-    included, which is raised after)."""
+    on a signal; it is written to ``record`` however this ends (an exception from an action
+    included, which is raised after).
+
+    Without a trigger there is no ``act``: ``setup(result)`` runs before the command starts
+    (a signal or an exception meanwhile: it never starts) and ``cleanup(result)`` once it has
+    ended, whatever happened, with SIGTERM, SIGHUP and SIGINT held until the record is
+    written (one that came meanwhile then takes its default course)."""
+    if (trigger is None) != (act is None):
+        raise ValueError("run_during: a trigger and an action at it go together")
     began = time.perf_counter()
-    child = subprocess.Popen(list(command)) if command else None
-    result.update(
-        trigger=trigger.describe(),
-        command=list(command),
-        started={"clock": began, "wall": time.time()},
-    )
+    if trigger is not None:
+        result["trigger"] = trigger.describe()
+    result.update(command=list(command), started={"clock": began, "wall": time.time()})
     previous = signals.raise_on_stop()
+    child: subprocess.Popen | None = None
     status = 0
     try:
-        if _wait(trigger, began, child):
-            act(result)
-        else:
-            result[missed] = "the command ended before the trigger"
+        if setup is not None:
+            setup(result)
+        child = subprocess.Popen(list(command)) if command else None
+        if trigger is not None and act is not None:  # both or neither, checked above
+            if _wait(trigger, began, child):
+                act(result)
+            else:
+                result[missed] = "the command ended before the trigger"
         if child is not None:
             status = child.wait()
     except (signals.Stop, KeyboardInterrupt) as error:
@@ -131,11 +155,20 @@ def run_during(
             status = child.wait()
         status = status or 128 + signals.signal_number(error)
     finally:
-        signals.restore(previous)
-        status = 128 - status if status < 0 else status  # killed by signal N: 128 + N
-        result["returncode"] = status
-        if record is not None:
-            write_json(record, result)
+        held = HELD if cleanup is not None else set()
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            status = 128 - status if status < 0 else status  # killed by signal N: 128 + N
+            result["returncode"] = status
+            try:
+                if cleanup is not None:
+                    cleanup(result)
+            finally:
+                if record is not None:
+                    write_json(record, result)
+        finally:
+            signals.restore(previous)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
     return status
 
 

@@ -6,31 +6,21 @@ the proxy's command line in that node's namespaces with ``nsenter``. ``mpiexec``
 on the master's node with ``-iface gc-veth``, so the proxies call it back on the master's
 address (node names resolve nowhere: the host's /etc/hosts is not touched).
 
-``MPICH_ENV`` pins MPICH's netmod to libfabric's tcp provider on the node's link, and that is
-what keeps messages on the links: with the wheel's default netmod (UCX), ranks in different
-namespaces of one kernel reach each other through shared memory whatever their hostnames
-(20 MB in 0.053 s with a hostname per node, 0.086 s with one for all, through 100 Mbit/s
-links); with ofi/tcp it takes 1.66 s (96 Mbit/s) either way. Each node's own hostname still
-matters to slurmd, to the runtime's record of where ranks ran, and to MPICH's notion of a
-host (``MPIR_CVAR_NOLOCAL`` is not needed). README, "A multi-node cluster on one machine".
+Every rank gets MPICH on TCP over its node's link (``gradcode.cluster.mpich.MPICH_ENV``, which
+says why) as ``-genv`` options.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gradcode.cluster.mpich import MPICH_ENV
 from gradcode.cluster.network import NETNS_DIR
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import RUN_DIR
+from gradcode.train.mpilib import hydra
 
 LAUNCHER = RUN_DIR / "launch"
-
-#: the transport between nodes: libfabric's tcp provider through the node's link
-MPICH_ENV = {
-    "MPIR_CVAR_CH4_NETMOD": "ofi",
-    "FI_PROVIDER": "tcp",
-    "FI_TCP_IFACE": NODE_IFACE,
-}
 
 
 def launcher_script(spec: ClusterSpec) -> str:
@@ -58,14 +48,15 @@ exec nsenter "--net={NETNS_DIR}/$node" "--uts={RUN_DIR}/uts/$node" -- sh -c "$*"
 
 
 def mpiexec_command(
-    spec: ClusterSpec, ranks: int, command: Sequence[str], *, mpiexec: str = "mpiexec"
+    spec: ClusterSpec, ranks: int, command: Sequence[str], *, mpiexec: str | None = None
 ) -> list[str]:
-    """``mpiexec`` over the nodes, one rank per node in turn from the master's (rank 0 on
-    ``gc-node0``); run it on the master's node (``enter(spec.master.name)``)."""
+    """``mpiexec`` (default: MPICH's, ``gradcode.train.mpilib.hydra``) over the nodes, one
+    rank per node in turn from the master's (rank 0 on ``gc-node0``); run it on the master's
+    node (``enter(spec.master.name)``)."""
     hosts = ",".join(node.name for node in spec.nodes)
     env = [part for key, value in MPICH_ENV.items() for part in ("-genv", key, value)]
     return [
-        mpiexec,
+        hydra() if mpiexec is None else mpiexec,
         "-launcher",
         "ssh",
         "-launcher-exec",

@@ -28,16 +28,14 @@ set and restored, the moments on the monotonic and wall clocks, the command and 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.atomic import write_json
-from gradcode.cluster import network, signals
+from gradcode.cluster import network
+from gradcode.cluster.during import run_during
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
@@ -144,14 +142,10 @@ def _moment() -> dict[str, float]:
     return {"clock": time.perf_counter(), "wall": time.time()}
 
 
-def _status(returncode: int) -> int:
-    """A shell's exit status for a child's return code (killed by signal N: 128 + N)."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None = None) -> int:
     """Set ``plan.during``, run ``command``, put back ``plan.after`` (only the directions that
-    were changed); the command's exit status. A restore that fails is tried for every other
+    were changed); the command's exit status. The command, signals and the record are
+    ``gradcode.cluster.during.run_during``'s. A restore that fails is tried for every other
     direction first, then raised as one ``RateError``."""
     if not command:
         raise RateError("give the command to run at the new rates after --, e.g. -- hostname")
@@ -159,18 +153,12 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
         "rate": limit_bits(plan.rate),
         "master_rate": limit_bits(plan.master_rate),
         "stated": {"rate": str(plan.rate), "master_rate": str(plan.master_rate)},
-        "command": list(command),
         "set": [],
         "restored": [],
-        "started": _moment(),
     }
-
-    previous = signals.raise_on_stop()
     changed: set[tuple[str, str]] = set()
-    child: subprocess.Popen | None = None
-    status = 0
-    failed: list[str] = []
-    try:
+
+    def set_rates(result: dict[str, Any]) -> None:
         for limit in plan.during:
             # counted as changed before the call: an interrupt may come while tc runs; a tc
             # that fails has changed nothing (replace is atomic), so it is not restored
@@ -183,37 +171,23 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
                 raise
             result["set"].append(limit.as_dict(plan.spec))
         result["rates_set"] = _moment()
-        child = subprocess.Popen(list(command))
-        status = _status(child.wait())
-    except (signals.Stop, KeyboardInterrupt) as error:
-        signum = signals.signal_number(error)
-        result["interrupted"] = str(error) or "KeyboardInterrupt"
-        if child is not None and child.poll() is None:
-            child.send_signal(signum)
-            status = _status(child.wait())
-        status = status or 128 + signum
-    finally:
-        # no second signal may stop the restore halfway: held until the rates are back
-        blocked = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
-        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-        try:
-            for limit in plan.after:
-                if (limit.node, limit.direction) not in changed:
-                    continue
-                try:
-                    network.run(limit.command(plan.spec))
-                    result["restored"].append(limit.as_dict(plan.spec))
-                except network.ClusterError as error:
-                    failed.append(str(error))
-            result["rates_restored"] = _moment()
-            result["returncode"] = status
-            if failed:
-                result["restore_failed"] = failed
-            if record is not None:
-                write_json(record, result)
-        finally:
-            signals.restore(previous)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
+
+    def restore_rates(result: dict[str, Any]) -> None:
+        failed = []
+        for limit in plan.after:
+            if (limit.node, limit.direction) not in changed:
+                continue
+            try:
+                network.run(limit.command(plan.spec))
+                result["restored"].append(limit.as_dict(plan.spec))
+            except network.ClusterError as error:
+                failed.append(str(error))
+        result["rates_restored"] = _moment()
+        if failed:
+            result["restore_failed"] = failed
+
+    status = run_during(None, command, record, result, setup=set_rates, cleanup=restore_rates)
+    failed = result.get("restore_failed")
     if failed:
         raise RateError(
             f"could not restore {len(failed)} of the cluster's rates (gradcode cluster "

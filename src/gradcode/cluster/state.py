@@ -25,6 +25,12 @@ def state_path() -> Path:
     return RUN_DIR / "state.json"
 
 
+def lock_path() -> Path:
+    """The lock that lets one ``up`` or ``down`` run at a time: beside the runtime folder, not
+    in it, since ``down`` removes the folder while holding the lock."""
+    return RUN_DIR.with_name(f"{RUN_DIR.name}.lock")
+
+
 class State:
     """The state file: the spec and the ordered list of resources made for it."""
 

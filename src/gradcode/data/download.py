@@ -26,6 +26,7 @@ import numpy as np
 
 from gradcode.atomic import atomic_file
 from gradcode.data.errors import DataError, OptionError
+from gradcode.extras import require
 
 OPENML_AMAZON_ID = 4135
 UCI_GISETTE = "https://archive.ics.uci.edu/ml/machine-learning-databases/gisette/"
@@ -95,6 +96,7 @@ def amazon_csv(bunch: object) -> bytes:
 
 def download_amazon(to: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
     """Fetch OpenML 4135 and write ``to/train.csv`` if it is byte-identical to Kaggle's."""
+    require("data", "downloading the Amazon data set")
     from sklearn import datasets
 
     from gradcode.data import amazon

@@ -21,6 +21,7 @@ from gradcode.data.prepared import (
     storage_of,
     write_prepared,
 )
+from gradcode.extras import require
 
 PathLike = str | os.PathLike[str]
 
@@ -136,8 +137,10 @@ def prepare(
 
     Returns the prepared data, equal to ``load_prepared(out)``. Bad parameters raise
     ``OptionError``, bad inputs ``DataError`` (both ``ValueError``); then nothing is written.
-    The same inputs and parameters give byte-identical files.
+    The same inputs and parameters give byte-identical files. Without the ``data`` extra
+    (scikit-learn, which reads some formats and whose version is recorded): ``MissingExtra``.
     """
+    require("data", "preparing a data set")
     spec = registry.get(name)
     variant = spec.check_variant(variant)
     seed = spec.check_seed(seed)

@@ -29,16 +29,13 @@ from typing import Any
 import numpy as np
 
 from gradcode.models import build as build_model
+from gradcode.pipeline.paths import KILLS_FILE, LOST_FILE
 from gradcode.train.config import RunConfig, load_config
 from gradcode.train.dataset import load_training_data
 from gradcode.train.log import read_log
 from gradcode.train.plan import build_plan
 from gradcode.train.reference import exact_sum, serial_trajectory
 
-#: the record ``gradcode train inject --record`` writes beside the run (rule train_faults)
-KILLS_FILE = "kills.json"
-#: the record ``gradcode cluster lose --record`` writes beside the run (rule train_lost)
-LOST_FILE = "lost.json"
 #: how a loss happened, as the figure says it
 HOW = {
     "inject": "killed (SIGKILL)",

@@ -4,6 +4,8 @@
 ``workflow/rules/common.smk`` is glue: it hands the config to these modules and exposes what
 they return to the rules. One idea per module:
 
+- ``paths``: where every output goes under ``results/`` (the rules, the figure registry and
+  the notebooks read it there);
 - ``runs``: the training runs of run files and experiments, validated at DAG construction
   (``TrainingRuns``);
 - ``specs``: the simulation spec files of ``simulate.specs`` (user studies, plug-in codes

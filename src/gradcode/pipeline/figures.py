@@ -3,7 +3,9 @@
 The registry is data (``workflow/figures.yaml``, checked against its JSON schema): every
 figure's notebook and the files it reads, the figure drawn from the run files, the one drawn
 from the simulation specs' tables, the figures of each experiment, and those of a config's
-``cluster`` section (the emulated cluster; only for configs that have one). ``FigureTable.build``
+``cluster`` section (the emulated cluster; only for configs that have one). A file is named
+as a path of ``gradcode.pipeline.paths`` (``paths.NAME``, or ``paths.NAME(argument, ...)`` for
+a template, its fields filled in order: ``resolve_path``). ``FigureTable.build``
 adds the runs a config trains; ``active`` lists the figures whose inputs the config asks for
 and ``left_out`` each other one with the input it lacks, so that no figure disappears without
 a word.
@@ -11,6 +13,7 @@ a word.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import Any
 
 import jsonschema
 
+from gradcode.pipeline import paths
 from gradcode.pipeline.fit_studies import collect_studies
 from gradcode.pipeline.runs import TrainingRuns
 from gradcode.pipeline.specs import spec_table
@@ -29,24 +33,63 @@ class RegistryError(ValueError):
 
 
 def load_registry(path: str | Path, schema: str | Path) -> dict[str, Any]:
-    """The registry at ``path``, validated by ``schema``; ``RegistryError`` naming the key."""
+    """The registry at ``path``, validated by ``schema``, its inputs resolved to files;
+    ``RegistryError`` naming the key."""
     registry = read_yaml(path, RegistryError)
     try:
         jsonschema.validate(registry, read_yaml(schema, RegistryError))
     except jsonschema.ValidationError as error:
         where = ".".join(str(part) for part in error.absolute_path) or "(top)"
         raise RegistryError(f"{Path(path).name}: {where}: {error.message}") from None
+    for section in ("figures", "cluster"):
+        for figure, entry in registry.get(section, {}).items():
+            _resolve_inputs(entry, f"{Path(path).name}: {section}.{figure}.inputs")
+    for experiment, entries in registry["experiments"].items():
+        for index, entry in enumerate(entries):
+            _resolve_inputs(entry, f"{Path(path).name}: experiments.{experiment}.{index}.inputs")
     return registry
 
 
-#: the link probe's output of a config's ``cluster.links`` (workflow/rules/cluster.smk)
-CLUSTER_LINKS = "results/cluster/links/links.json"
-#: the index of the probe's rate sweep, with ``cluster.links.rates`` (rule cluster_link_rates)
-CLUSTER_LINK_RATES = "results/cluster/link-rates/index.json"
+#: ``paths.NAME`` or ``paths.NAME(argument, ...)`` (the schema checks the shape first)
+_REFERENCE = re.compile(r"paths\.(?P<name>[A-Z][A-Z0-9_]*)(?:\((?P<arguments>[^()]*)\))?")
+
+
+def _resolve_inputs(entry: dict[str, Any], where: str) -> None:
+    """``entry["inputs"]``'s references to paths, replaced by the files they name."""
+    inputs = entry.get("inputs", {})
+    for parameter, reference in inputs.items():
+        inputs[parameter] = resolve_path(reference, f"{where}.{parameter}")
+
+
+def resolve_path(reference: str, where: str) -> str:
+    """The file ``reference`` (``paths.NAME`` or ``paths.NAME(argument, ...)``) names: a path
+    of ``gradcode.pipeline.paths``, a template's fields filled with the arguments in order;
+    ``RegistryError`` naming ``where`` for an unknown name or the wrong number of arguments."""
+    found = _REFERENCE.fullmatch(reference)
+    template = getattr(paths, found["name"], None) if found else None
+    if not isinstance(template, str) or not template.startswith(f"{paths.RESULTS}/"):
+        known = ", ".join(sorted(_path_names()))
+        raise RegistryError(
+            f"{where}: {reference!r} is not paths.NAME[(ARGUMENTS)] of a path ({known})"
+        )
+    names = paths.fields(template)
+    arguments = [a.strip() for a in found["arguments"].split(",")] if found["arguments"] else []
+    if len(arguments) != len(names) or not all(arguments):
+        wanted = f"({', '.join(names)})" if names else "no arguments"
+        raise RegistryError(f"{where}: {reference!r}: paths.{found['name']} takes {wanted}")
+    return paths.fill(template, *arguments)
+
+
+def _path_names() -> list[str]:
+    return [
+        name
+        for name, value in vars(paths).items()
+        if name.isupper() and isinstance(value, str) and value.startswith(f"{paths.RESULTS}/")
+    ]
 
 
 def summaries(run_ids: Iterable[str]) -> list[str]:
-    return [f"results/train/{run}/summary.json" for run in run_ids]
+    return [paths.RUN_SUMMARY.format(run=run) for run in run_ids]
 
 
 @dataclass
@@ -124,19 +167,19 @@ def wanted_files(
     config: Mapping[str, Any], runs: TrainingRuns, specs: Iterable[str] = ()
 ) -> set[str]:
     """The files a workflow config produces that figures may read."""
-    wanted = {f"results/sim/{p}.csv" for p in config["simulate"]["presets"]}
+    wanted = {paths.SIMULATION.format(preset=p) for p in config["simulate"]["presets"]}
     wanted |= {spec_table(spec) for spec in specs}
-    wanted |= {f"results/analysis/{a}.csv" for a in config["analyze"]["names"]}
-    wanted |= {"results/codes/stability.csv"}
+    wanted |= {paths.ANALYSIS.format(analysis=a) for a in config["analyze"]["names"]}
+    wanted |= {paths.STABILITY}
     wanted |= set(summaries(runs.runs))
     wanted |= set(runs.experiment_files.values())
     studies = collect_studies(config.get("fit", {}), runs)
     wanted |= {path for study in studies.values() for path in study.outputs()}
     links = config.get("cluster", {}).get("links")
     if links:
-        wanted.add(CLUSTER_LINKS)
+        wanted.add(paths.CLUSTER_LINKS)
         if links.get("rates"):
-            wanted.add(CLUSTER_LINK_RATES)
+            wanted.add(paths.CLUSTER_LINK_RATES)
     return wanted
 
 

@@ -2,11 +2,11 @@
 
 A study names the training runs it calibrates on (``calibrate``: run ids of the config, all flat
 or all tree and ring runs, with one number of workers) and the limits of the recommendation.
-The workflow (``workflow/rules/fit.smk``) then writes, under ``results/fit/<study>/``:
+The workflow (``workflow/rules/fit.smk``) then writes, in the study's folder (``paths.FIT``):
 
 - ``fitted.yaml``: ``gradcode timing fit`` of the calibration runs;
 - ``recommend.json``: ``gradcode codes recommend --spec fitted.yaml --n N --json``;
-- ``results/train/<study>/recommended/run.yaml``: the first calibration run's run file with the
+- ``paths.RECOMMENDED_RUN_FILE``: the first calibration run's run file with the
   recommended scheme (``write_recommended_run``, also ``python -m
   gradcode.pipeline.fit_studies``), trained by the workflow's rule ``train`` like every run
   (run id ``<study>/recommended``), so the loop is closed by a measurement.
@@ -29,11 +29,11 @@ import yaml
 
 from gradcode.atomic import write_atomic
 from gradcode.errors import UserError
+from gradcode.pipeline import paths
 from gradcode.pipeline.runs import TrainingRuns
 from gradcode.train.config import parse_config
 from gradcode.train.plan import Plan, build_plan
 
-ROOT = "results/fit"
 #: config key of a study's limits -> ``gradcode codes recommend`` option
 LIMIT_OPTIONS = {
     "max_load": "--max-load",
@@ -57,28 +57,28 @@ class FitStudy:
 
     @property
     def folder(self) -> str:
-        return f"{ROOT}/{self.name}"
+        return paths.FIT.format(study=self.name)
 
     @property
     def fitted(self) -> str:
-        return f"{self.folder}/fitted.yaml"
+        return paths.FIT_FITTED.format(study=self.name)
 
     @property
     def recommendation(self) -> str:
-        return f"{self.folder}/recommend.json"
+        return paths.FIT_RECOMMENDATION.format(study=self.name)
 
     @property
     def recommended_id(self) -> str:
-        """The run id of the recommended code's run (``results/train/<id>/``)."""
-        return f"{self.name}/recommended"
+        """The run id of the recommended code's run (its folder: ``paths.RUN``)."""
+        return paths.RECOMMENDED_RUN_ID.format(study=self.name)
 
     @property
     def recommended_run(self) -> str:
-        return f"results/train/{self.recommended_id}/run.yaml"
+        return paths.RECOMMENDED_RUN_FILE.format(study=self.name)
 
     @property
     def recommended(self) -> str:
-        return f"results/train/{self.recommended_id}/summary.json"
+        return paths.RECOMMENDED_SUMMARY.format(study=self.name)
 
     def outputs(self) -> list[str]:
         return [self.fitted, self.recommendation, self.recommended]

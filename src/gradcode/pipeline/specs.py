@@ -1,6 +1,6 @@
 """The simulation specs a workflow config asks for (``simulate.specs``), validated.
 
-A spec file's id is its stem, and its table is ``results/sim/spec/<id>.csv``. Every spec is
+A spec file's id is its stem, and its table is ``paths.SPEC_SIMULATION`` of it. Every spec is
 read and checked here, at DAG construction (its timing model and every scheme are built, so a
 plug-in's name is resolved and an unknown one fails with the list of known names), and errors
 name the config key and the file.
@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gradcode.errors import UserError
+from gradcode.pipeline.paths import SPEC_SIMULATION
 from gradcode.sim.spec import read_spec
 
 
 def spec_table(spec_id: str) -> str:
     """The table the workflow writes for spec ``spec_id``."""
-    return f"results/sim/spec/{spec_id}.csv"
+    return SPEC_SIMULATION.format(spec=spec_id)
 
 
 def collect_specs(files: Sequence[str], root: str | Path) -> dict[str, str]:

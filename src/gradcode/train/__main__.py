@@ -5,8 +5,10 @@ import atexit
 import ctypes
 import sys
 
+from gradcode.extras import require_or_exit
 from gradcode.train.mpilib import select_for_launcher
 
+require_or_exit("mpi", "python -m gradcode.train")
 # before mpi4py loads a library: Open MPI's when its launcher started this rank
 select_for_launcher()
 

@@ -150,7 +150,10 @@ def cmd_command(args: argparse.Namespace, rest: list[str]) -> int:
 def cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     """Train (every MPI rank runs this)."""
     _no_rest(rest)
+    from gradcode.extras import require
     from gradcode.train.mpilib import select_for_launcher
+
+    require("mpi", "gradcode train run")
 
     select_for_launcher()  # before mpi4py loads a library
     from gradcode.train.run import main

