@@ -136,9 +136,8 @@ def prepare(
             for ``synthetic-linear``.
 
     Returns the prepared data, equal to ``load_prepared(out)``. Bad parameters raise
-    ``OptionError``, bad inputs ``DataError`` (both ``ValueError``); then nothing is written.
-    The same inputs and parameters give byte-identical files. Without the ``data`` extra
-    (scikit-learn, which reads some formats and whose version is recorded): ``MissingExtra``.
+    ``OptionError``, bad inputs ``DataError`` (both ``ValueError``), no ``data`` extra
+    ``MissingExtra``; then nothing is written. Same inputs and parameters, same bytes.
     """
     require("data", "preparing a data set")
     spec = registry.get(name)
