@@ -6,7 +6,7 @@ where a tree has ``--n`` nodes, run the runtime's way), every way of ``--ways``
 (``runtime.distribution``) and of ``--collections`` (``runtime.collection``), trains
 ``--iterations`` iterations of paper 000's setting (l = 125,000, T1 = 1.6 + Exp(0.8) units of
 5 ms injected, the links' own communication), one rank per node, and prints the median time per
-iteration, its link-limited floor (``gradcode.train.timings.link_floor``) and their ratio, the
+iteration, its link-limited floor (``gradcode.runlogs.timings.link_floor``) and their ratio, the
 ``shared-links`` model of the run's own way (``predicted_links_time``) and the ratio to it, and
 how many chunks the master covered per iteration. Needs the cluster up with the rates of
 ``--rate`` and ``--master-rate``::
@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from gradcode.train.config import load_config
-from gradcode.train.log import read_log
-from gradcode.train.plan import build_plan
-from gradcode.train.timings import link_floor, predicted_links_time
+from gradcode.runfile.config import load_config
+from gradcode.runfile.plan import build_plan
+from gradcode.runlogs.log import read_log
+from gradcode.runlogs.timings import link_floor, predicted_links_time
 
 
 def schemes(n: int) -> dict[str, dict]:

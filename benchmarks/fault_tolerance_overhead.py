@@ -3,7 +3,7 @@
 For each scheme, the same run file (the ``fixed`` straggler model: worker ``i`` sleeps ``base +
 step * i`` seconds per partition, on a small synthetic data set) runs twice in this one
 invocation, alternating: as every run does (MPICH, ``mpiexec.hydra``) and with ``faults:
-{tolerate: true}`` (Open MPI with ULFM, ``python -m gradcode.train.ulfm``), no worker killed.
+{tolerate: true}`` (Open MPI with ULFM, ``python -m gradcode.launch.ulfm``), no worker killed.
 Printed per scheme: the mean measured iteration time of each (warm-up left out) and their
 ratio ULFM / MPICH. Target: the fault-tolerant path at most 5 % slower per iteration.
 
@@ -21,8 +21,8 @@ import yaml
 from fixed_delay_jobs import add_options, synthetic_data
 from fixed_delay_jobs import delays as fixed_delays
 
-from gradcode.train.launch import run_job
-from gradcode.train.log import read_log
+from gradcode.launch.jobs import run_job
+from gradcode.runlogs.log import read_log
 
 
 def schemes(n: int) -> list[tuple[str, str, dict]]:

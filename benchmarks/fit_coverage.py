@@ -25,7 +25,7 @@ import yaml
 from gradcode.data import prepare
 from gradcode.fit.predict import predict_runs
 from gradcode.fit.runs import fit_runs
-from gradcode.train.launch import run_job
+from gradcode.launch.jobs import run_job
 
 TABLE3 = {"lambda1": 0.8, "t1": 1.6, "lambda2": 0.1, "t2": 6.0}
 

@@ -4,7 +4,7 @@ Runs uncoded jobs on this machine (``mpiexec -n n+1``, a small data set; the fix
 model: worker ``i`` sleeps ``base + step * i`` seconds, or with ``--delays shifted-exponential``
 paper 000's ``t1 + Exp(lambda1)``, ``t1 = base``, ``1 / lambda1 = --spread``, drawn anew every
 iteration) and splits each iteration's fixed cost
-(measured minus the time the logged work implies, ``gradcode.train.timings``) along its
+(measured minus the time the logged work implies, ``gradcode.runlogs.timings``) along its
 critical path, the result that arrived last, with the log's timestamps (one clock, one host):
 
 - ``model``: the master began the iteration -> that worker started it (the model's way down:
@@ -49,10 +49,10 @@ import yaml
 from fixed_delay_jobs import add_options, delays, synthetic_data
 
 from gradcode.codes import build
-from gradcode.train.launch import command, job_environment, mpiexec, run_command
-from gradcode.train.log import read_log
-from gradcode.train.stragglers import build_source
-from gradcode.train.timings import implied_iteration_time
+from gradcode.launch.jobs import command, job_environment, mpiexec, run_command
+from gradcode.runfile.stragglers import build_source
+from gradcode.runlogs.log import read_log
+from gradcode.runlogs.timings import implied_iteration_time
 
 SEGMENTS = ("model", "worker", "result", "master", "update")
 

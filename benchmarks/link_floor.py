@@ -2,7 +2,7 @@
 
 For every run directory under RUNS (``summary.json``, ``log.jsonl``, ``run.yaml`` with
 ``network.links``), the median over iterations (the first ``--skip`` left out) of the measured
-iteration time, of ``gradcode.train.timings.link_floor`` (one model copy through the slower
+iteration time, of ``gradcode.runlogs.timings.link_floor`` (one model copy through the slower
 link, the slowest used worker's logged work, the used results through the master's port or a
 worker's link; a tree code's is the tree's own, ``tree_link_floor``) and of their ratio, with
 the floor's parts, and what the master's ``n`` separate model copies take through its port
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from gradcode.runfile.config import load_config
+from gradcode.runfile.plan import build_plan
+from gradcode.runlogs.log import read_log
+from gradcode.runlogs.timings import link_floor
 from gradcode.timing.links import PAYLOAD_FRACTION
-from gradcode.train.config import load_config
-from gradcode.train.log import read_log
-from gradcode.train.plan import build_plan
-from gradcode.train.timings import link_floor
 
 
 def main() -> None:

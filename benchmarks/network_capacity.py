@@ -1,7 +1,7 @@
 """How much traffic the emulated cluster's links can carry at once on this machine (issue 20,
 part 2).
 
-The link-limited floor (``gradcode.train.timings.link_floor``) treats moving bytes as free of
+The link-limited floor (``gradcode.runlogs.timings.link_floor``) treats moving bytes as free of
 CPU. On the emulated cluster the kernel moves every packet through two veth pairs, the bridge
 and two tbf limits, on the same cores the ranks run on. A scattered model keeps every worker's
 link busy both ways at once (each worker forwards its chunk to all others while receiving

@@ -4,7 +4,7 @@ For each scheme, one real job (``mpiexec -n 21``) runs with deterministic inject
 ``fixed`` straggler model: worker ``i`` sleeps ``base + step * i`` seconds per partition) on a
 small data set, so that real computation is a small part of each iteration. Per iteration, the
 log gives the measured iteration time and, per result, the measured computation and the
-injected delays; ``gradcode.train.timings.implied_iteration_time`` turns those into the time
+injected delays; ``gradcode.runlogs.timings.implied_iteration_time`` turns those into the time
 the iteration would take with free coordination (the code's own completion rule on the implied
 arrivals). Printed: ``(measured - implied) / measured`` over all iterations after a warm-up.
 Target: <= 5 %. All numbers come from this one run.
@@ -22,9 +22,9 @@ from fixed_delay_jobs import add_options, synthetic_data
 from fixed_delay_jobs import delays as fixed_delays
 
 from gradcode.codes import build
-from gradcode.train.launch import run_job
-from gradcode.train.log import read_log
-from gradcode.train.timings import coordination_overhead
+from gradcode.launch.jobs import run_job
+from gradcode.runlogs.log import read_log
+from gradcode.runlogs.timings import coordination_overhead
 
 
 def schemes(n: int) -> list[tuple[str, str, dict]]:

@@ -13,7 +13,7 @@ message at a time, ``tc`` per full-length vector (``--tc`` units), paper 001's c
 model with paper 000's computation.
 
 Printed per part: mean measured iteration time of each scheme; the simulator's prediction for
-the same draws (``gradcode.train.timings.predicted_iteration_time``); the simulator's expected
+the same draws (``gradcode.runlogs.timings.predicted_iteration_time``); the simulator's expected
 time over 20,000 fresh draws (``gradcode.timing``'s model when that package is present, else
 the same predictor), in the same units; and the speedups of the best ``m > 1`` code over
 uncoded and over the best ``m = 1`` code, measured / predicted. Target: within 10 %.
@@ -33,11 +33,11 @@ import yaml
 
 from gradcode.codes import build
 from gradcode.data import prepare
-from gradcode.train.config import BandwidthConfig
-from gradcode.train.launch import run_job
-from gradcode.train.log import read_log
-from gradcode.train.stragglers import build_source
-from gradcode.train.timings import predicted_iteration_time
+from gradcode.launch.jobs import run_job
+from gradcode.runfile.config import BandwidthConfig
+from gradcode.runfile.stragglers import build_source
+from gradcode.runlogs.log import read_log
+from gradcode.runlogs.timings import predicted_iteration_time
 
 N = 8
 PAPER = {"lambda1": 0.8, "t1": 1.6, "lambda2": 0.1, "t2": 6}

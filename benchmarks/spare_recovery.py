@@ -27,11 +27,11 @@ import numpy as np
 import yaml
 
 from gradcode.data import prepare
-from gradcode.train.config import load_config
-from gradcode.train.dataset import load_training_data
-from gradcode.train.launch import command, job_environment
-from gradcode.train.plan import build_plan
-from gradcode.train.reference import serial_trajectory
+from gradcode.launch.jobs import command, job_environment
+from gradcode.runfile.config import load_config
+from gradcode.runfile.dataset import load_training_data
+from gradcode.runfile.plan import build_plan
+from gradcode.runfile.reference import serial_trajectory
 from gradcode.train.run import worker_share
 
 

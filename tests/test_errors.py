@@ -13,10 +13,10 @@ from gradcode.errors import CLIError, ParameterError, UnknownNameError, UserErro
 from gradcode.models import build as build_model
 from gradcode.optim import Constant
 from gradcode.optim import build as build_optimizer
+from gradcode.runfile.config import ConfigError
 from gradcode.sim.presets import preset
 from gradcode.sim.spec import SpecError
 from gradcode.timing import model_from_spec
-from gradcode.train.config import ConfigError
 
 LOOKUPS = {
     "scheme": lambda: build("nope"),

@@ -17,7 +17,7 @@ import pytest
 
 from gradcode import extras
 from gradcode.cli import main
-from gradcode.train import mpilib
+from gradcode.launch import mpilib
 
 ROOT = Path(__file__).resolve().parents[1]
 #: every module an extra brings that gradcode could import

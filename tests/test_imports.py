@@ -20,8 +20,8 @@ MODULES = [
     "gradcode.sim",
     "gradcode.analysis",
     "gradcode.train",
-    "gradcode.train.plan",
-    "gradcode.train.launch",
+    "gradcode.runfile.plan",
+    "gradcode.launch.jobs",
     "gradcode.figures",
 ]
 
@@ -102,4 +102,34 @@ def test_a_rank_on_dense_data_never_imports_scipy_or_the_downloader(tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
     )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_what_reads_finished_runs_imports_no_runtime():
+    """The fit, the figures, the pipeline and the readers of runs (``gradcode.runlogs``) import
+    no MPI and no module of the rank program but its wire format (``gradcode.train.protocol``:
+    the header every logged message's bytes include)."""
+    readers = [
+        "gradcode.runlogs.timings",
+        "gradcode.runlogs.world_size",
+        "gradcode.runfile.plan",
+        "gradcode.runfile.reference",
+        "gradcode.fit.observations",
+        "gradcode.fit.runs",
+        "gradcode.figures.cluster",
+        "gradcode.figures.failures",
+        "gradcode.pipeline.runs",
+        "gradcode.pipeline.resources",
+        "gradcode.recommend",
+    ]
+    script = (
+        "import sys\n"
+        f"for name in {readers!r}:\n"
+        "    __import__(name)\n"
+        "runtime = sorted(m for m in sys.modules if m.split('.')[0] == 'mpi4py' or "
+        "(m.startswith('gradcode.train.') and m != 'gradcode.train.protocol'))\n"
+        "print(runtime)\n"
+        "sys.exit(1 if runtime else 0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -6,7 +6,7 @@
 - MPICH on TCP over the emulated cluster's links: ``gradcode.cluster.mpich.MPICH_ENV``; hydra's
   launcher and the slurm-cluster profile (through ``python -m gradcode.cluster.mpich``) take
   it from there, and no file of the source tree sets one of its variables to a value.
-- MPICH's launcher: ``gradcode.train.mpilib`` (``HYDRA``, looked up by ``hydra()``).
+- MPICH's launcher: ``gradcode.launch.mpilib`` (``HYDRA``, looked up by ``hydra()``).
 - The runtime folder of the emulated cluster, and its lock beside it:
   ``gradcode.cluster.state``.
 """
@@ -121,7 +121,7 @@ def test_mpichs_launcher_is_named_and_looked_up_in_one_place():
         for line in path.read_text().splitlines()
         if "mpiexec.hydra" in line
     ]
-    assert not spelled, "use gradcode.train.mpilib (HYDRA, hydra()):\n" + "\n".join(spelled)
+    assert not spelled, "use gradcode.launch.mpilib (HYDRA, hydra()):\n" + "\n".join(spelled)
 
 
 def test_the_cluster_runtime_folder_and_its_lock_come_from_the_state_module():

@@ -192,7 +192,7 @@ def cmd_codes_stability(args: argparse.Namespace, _: list[str]) -> int:
 SUBCOMMANDS = (
     "gradcode.data.cli",
     "gradcode.sim.cli",
-    "gradcode.train.cli",
+    "gradcode.launch.cli",
     "gradcode.analysis.cli",
     "gradcode.cluster.cli",
     "gradcode.fit.cli",

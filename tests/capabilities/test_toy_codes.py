@@ -15,14 +15,14 @@ import yaml
 
 from gradcode.codes import available, build
 from gradcode.codes.verify import verify
+from gradcode.launch.jobs import job_environment, mpiexec
+from gradcode.runfile.config import load_config
+from gradcode.runfile.plan import build_plan
+from gradcode.runfile.reference import serial_trajectory
+from gradcode.runlogs.log import read_log
 from gradcode.sim.montecarlo import simulate
 from gradcode.sim.spec import load_spec
 from gradcode.timing import SinglePortModel
-from gradcode.train.config import load_config
-from gradcode.train.launch import job_environment, mpiexec
-from gradcode.train.log import read_log
-from gradcode.train.plan import build_plan
-from gradcode.train.reference import serial_trajectory
 
 from .toy_codes import register_toy_codes, unregister_toy_codes
 

@@ -21,8 +21,8 @@ from gradcode.figures.cluster import (
     stall,
     time_saved,
 )
-from gradcode.train.config import LinksConfig
-from gradcode.train.log import read_log
+from gradcode.runfile.config import LinksConfig
+from gradcode.runlogs.log import read_log
 from gradcode.train.protocol import H
 
 
@@ -289,7 +289,7 @@ def test_iteration_times_pass_the_collection_to_both_models():
 
 
 def test_predicted_links_time_pulls_for_flat_and_tree_codes_not_rings():
-    from gradcode.train.timings import predicted_links_time
+    from gradcode.runlogs.timings import predicted_links_time
 
     links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=0.0)
     code = build("ye-abbe", n=4, d=4, s=3, m=1)  # any one of 4

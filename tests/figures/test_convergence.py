@@ -16,7 +16,7 @@ from gradcode.figures.convergence import (
     pair_alphas,
 )
 from gradcode.figures.runs import read_run
-from gradcode.train.config import parse_config
+from gradcode.runfile.config import parse_config
 
 
 def config(time_unit=1.0, seed=0, scheme=None):

@@ -18,8 +18,8 @@ from gradcode.figures.failures import (
     read_failed_run,
     relative_distance,
 )
-from gradcode.train.config import load_config
-from gradcode.train.reference import serial_trajectory
+from gradcode.runfile.config import load_config
+from gradcode.runfile.reference import serial_trajectory
 from tests.helpers.data import small_logistic
 
 

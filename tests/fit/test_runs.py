@@ -238,8 +238,8 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
 
 
 def test_a_run_file_injects_a_fitted_spec_without_its_overhead(tmp_path):
-    from gradcode.train.config import ConfigError, parse_config
-    from gradcode.train.plan import build_plan
+    from gradcode.runfile.config import ConfigError, parse_config
+    from gradcode.runfile.plan import build_plan
 
     run = write_run(tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, iterations=40, seed=13)
     spec = tmp_path / "fitted.yaml"

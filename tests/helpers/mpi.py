@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from gradcode.train.launch import command, run_command, run_job
-from gradcode.train.log import read_log
+from gradcode.launch.jobs import command, run_command, run_job
+from gradcode.runlogs.log import read_log
 
 #: seconds any single job of the suite may take before it counts as hung
 JOB_TIMEOUT = 90

@@ -21,8 +21,8 @@ from gradcode.pipeline.faults import (
     tolerant_runs,
 )
 from gradcode.pipeline.runs import collect_runs
-from gradcode.train.config import parse_config
-from gradcode.train.failures import EXIT_CANNOT_CONTINUE
+from gradcode.runfile.config import parse_config
+from gradcode.train.faults.failures import EXIT_CANNOT_CONTINUE
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENT = "config/experiments/failed-workers.yaml"

@@ -17,8 +17,8 @@ from gradcode.pipeline.resources import (
     worker_share_bytes,
 )
 from gradcode.pipeline.runs import collect_runs
-from gradcode.train.config import parse_config
-from gradcode.train.plan import build_plan
+from gradcode.runfile.config import parse_config
+from gradcode.runfile.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,9 +11,9 @@ from gradcode.codes.conformance import assert_conforms
 from gradcode.codes.registry import SCHEMES, source
 from gradcode.errors import UnknownNameError
 from gradcode.plugins import PluginError
+from gradcode.runfile.stragglers import build_source
 from gradcode.sim.spec import load_spec
 from gradcode.timing import TIMING_MODELS, model_from_spec, timing_models
-from gradcode.train.stragglers import build_source
 from tests.helpers.plugins import REFUSED
 
 

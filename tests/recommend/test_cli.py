@@ -11,8 +11,8 @@ import yaml
 from gradcode.cli import main
 from gradcode.codes import build
 from gradcode.recommend.recommendation import RECORD_COLUMNS
+from gradcode.runfile.config import parse_config
 from gradcode.sim.table import read_csv
-from gradcode.train.config import parse_config
 
 FAST = ["--trials", "1500", "--screen-trials", "300", "--quiet"]
 

@@ -20,9 +20,9 @@ from gradcode.recommend.convergence import (
 )
 from gradcode.recommend.recommendation import EXACT, SIMULATED
 from gradcode.recommend.target import TargetLoss, spread
+from gradcode.runfile.config import parse_config
 from gradcode.sim.table import read_csv
 from gradcode.timing import model_from_spec
-from gradcode.train.config import parse_config
 from tests.helpers.data import small_logistic
 from tests.recommend.conftest import TABLE3
 

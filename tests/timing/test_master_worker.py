@@ -127,7 +127,7 @@ def test_codes_of_the_data_declare_the_work_before_each_message():
 
 
 def test_overhead_adds_a_constant_to_every_completion_and_is_not_a_delay_to_inject():
-    from gradcode.train.stragglers import build_source
+    from gradcode.runfile.stragglers import build_source
 
     code = build("ye-abbe", n=8, d=4, s=1, m=3)
     plain = MasterWorkerModel(lambda1=0.8, t1=1.6, lambda2=0.1, t2=6)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gradcode.cli import CLIError
-from gradcode.train.cli import add_parser
+from gradcode.launch.cli import add_parser
 from tests.helpers.mpi import base_run, write_run
 
 

@@ -10,16 +10,16 @@ import yaml
 
 from gradcode.codes import build
 from gradcode.codes.tree import MASTER
+from gradcode.runfile.collection import choose
+from gradcode.runfile.config import ConfigError, load_config
+from gradcode.runfile.plan import build_plan
+from gradcode.runfile.reference import serial_trajectory
 from gradcode.topology.tree import spared_children
-from gradcode.train.collection import choose
-from gradcode.train.config import ConfigError, load_config
-from gradcode.train.plan import build_plan
 from gradcode.train.pulling import (
     DecodablePuller,
     Puller,
     collector_puller,
 )
-from gradcode.train.reference import serial_trajectory
 from tests.helpers.mpi import LATE, base_run, relative_errors, run_config
 
 LINKS = {"links": {"rate": "100mbit", "master_rate": "200mbit"}}

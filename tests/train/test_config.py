@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcode.train.config import ConfigError, NodeLoss, parse_config
-from gradcode.train.plan import build_plan, check_world
-from gradcode.train.stragglers import DrawnAhead, build_source
+from gradcode.runfile.config import ConfigError, NodeLoss, parse_config
+from gradcode.runfile.plan import build_plan, check_world
+from gradcode.runfile.stragglers import DrawnAhead, build_source
 
 
 def minimal(**overrides):

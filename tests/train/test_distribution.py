@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from gradcode.codes import build
+from gradcode.runfile.config import load_config
+from gradcode.runfile.reference import serial_trajectory
 from gradcode.topology import topology_named
-from gradcode.train.config import load_config
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
@@ -18,7 +19,6 @@ from gradcode.train.distribution import (
     choose,
     scatter_pieces,
 )
-from gradcode.train.reference import serial_trajectory
 from tests.helpers.mpi import LATE, base_run, relative_errors, run_config
 
 

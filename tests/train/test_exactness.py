@@ -1,6 +1,6 @@
 """Every exact scheme, run as a real MPI job with stragglers, follows the uncoded trajectory.
 
-The reference is the uncoded run computed serially (``gradcode.train.reference``) on the same
+The reference is the uncoded run computed serially (``gradcode.runfile.reference``) on the same
 partitions; the first test shows that a real uncoded MPI job reproduces it bit for bit, so
 "equal to the reference" is "equal to the uncoded run". Each iteration, one random worker
 starts 0.1 s late (``random-set``), so the master must decode without it (and discard its late
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcode.train.config import load_config
-from gradcode.train.reference import serial_trajectory
+from gradcode.runfile.config import load_config
+from gradcode.runfile.reference import serial_trajectory
 from tests.helpers.mpi import LATE, base_run, cyclic, relative_errors, run_config
 
 pytestmark = pytest.mark.mpi

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from gradcode.runfile.config import ConfigError
+from gradcode.runfile.experiment import load_experiment, merge, parse_experiment
+from gradcode.runfile.plan import build_plan
 from gradcode.timing.exact import ye_abbe_expected_time
-from gradcode.train.config import ConfigError
-from gradcode.train.experiment import load_experiment, merge, parse_experiment
-from gradcode.train.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted((ROOT / "config" / "experiments").rglob("*.yaml"))

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from gradcode.codes.coded_reduce import tree_size
+from gradcode.runfile.experiment import Experiment, load_experiment
+from gradcode.runfile.plan import build_plan
 from gradcode.timing import model_from_spec
-from gradcode.train.experiment import Experiment, load_experiment
-from gradcode.train.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = (8, 9, 10, 11, 12)

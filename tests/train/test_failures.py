@@ -1,6 +1,6 @@
 """Failed workers as real MPI jobs: processes killed with SIGKILL from outside mid-run.
 
-Every job here with ``faults.tolerate`` runs on Open MPI with ULFM (``gradcode.train.ulfm``)
+Every job here with ``faults.tolerate`` runs on Open MPI with ULFM (``gradcode.launch.ulfm``)
 inside ``gradcode train inject``, which kills the workers of ``faults.kill`` once the log holds
 their iteration. A code that tolerates the losses must end at the serial uncoded model (to
 round-off) and at the model of the same run in which those workers merely fall silent from
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from gradcode.models import LogisticRegression
-from gradcode.train.config import load_config
-from gradcode.train.dataset import load_training_data
-from gradcode.train.failures import EXIT_CANNOT_CONTINUE
-from gradcode.train.reference import serial_trajectory
+from gradcode.runfile.config import load_config
+from gradcode.runfile.dataset import load_training_data
+from gradcode.runfile.reference import serial_trajectory
+from gradcode.train.faults.failures import EXIT_CANNOT_CONTINUE
 from tests.helpers.mpi import base_run, cyclic, relative_errors, run_config
 
 pytestmark = pytest.mark.mpi
@@ -227,7 +227,7 @@ def test_a_ring_stops_when_a_worker_dies(tmp_path, logistic_data):
 
 
 def test_a_tolerant_run_refuses_an_mpi_that_is_not(tmp_path, logistic_data):
-    from gradcode.train.launch import run_job
+    from gradcode.launch.jobs import run_job
     from tests.helpers.mpi import write_run
 
     run = base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 1}})
@@ -236,7 +236,7 @@ def test_a_tolerant_run_refuses_an_mpi_that_is_not(tmp_path, logistic_data):
     result = run_job(5, run_file, ["--out", str(tmp_path / "out")], timeout=60)
     assert result.returncode == 2
     assert "faults.tolerate: this job runs on MPICH" in result.stderr
-    assert "python -m gradcode.train.ulfm" in result.stderr
+    assert "python -m gradcode.launch.ulfm" in result.stderr
 
 
 def test_a_spare_takes_a_dead_workers_place(tmp_path, logistic_data):

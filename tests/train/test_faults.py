@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from gradcode.models import LogisticRegression
-from gradcode.train.config import load_config
-from gradcode.train.dataset import load_training_data
-from gradcode.train.reference import serial_trajectory
+from gradcode.runfile.config import load_config
+from gradcode.runfile.dataset import load_training_data
+from gradcode.runfile.reference import serial_trajectory
 from tests.helpers.mpi import LATE, base_run, cyclic, relative_errors, run_config
 
 pytestmark = pytest.mark.mpi

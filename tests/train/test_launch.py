@@ -1,4 +1,4 @@
-"""``gradcode.train.launch.run_command``: a job that outlives its timeout leaves nothing behind."""
+"""``gradcode.launch.jobs.run_command``: a job that outlives its timeout leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcode.train.launch import HungJob, run_command
+from gradcode.launch.jobs import HungJob, run_command
 
 
 def _alive(pid: int) -> bool:

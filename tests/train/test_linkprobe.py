@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from gradcode.launch.jobs import mpiexec, run_command
 from gradcode.timing.links import message_time
-from gradcode.train.launch import mpiexec, run_command
 from gradcode.train.linkprobe import parse_args, parse_size
 
 pytestmark = pytest.mark.mpi

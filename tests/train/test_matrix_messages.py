@@ -15,9 +15,9 @@ import yaml
 
 from gradcode.data import prepare
 from gradcode.models import LinearRegression
-from gradcode.train.config import load_config
-from gradcode.train.dataset import load_training_data
-from gradcode.train.reference import serial_trajectory
+from gradcode.runfile.config import load_config
+from gradcode.runfile.dataset import load_training_data
+from gradcode.runfile.reference import serial_trajectory
 from tests.helpers.mpi import relative_errors, run_config
 
 ROOT = Path(__file__).resolve().parents[2]

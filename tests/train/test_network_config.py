@@ -9,12 +9,12 @@ import pytest
 import yaml
 
 from gradcode.codes import build
+from gradcode.runfile.config import ConfigError, LinksConfig, load_config, parse_config
+from gradcode.runfile.plan import build_plan
+from gradcode.runlogs.timings import link_floor, node_work, predicted_links_time
 from gradcode.timing.links import PAYLOAD_FRACTION
-from gradcode.train.config import ConfigError, LinksConfig, load_config, parse_config
 from gradcode.train.node import summarize_ranks
-from gradcode.train.plan import build_plan
 from gradcode.train.protocol import H
-from gradcode.train.timings import link_floor, node_work, predicted_links_time
 from tests.train.test_config import error_of, minimal
 
 LINKS = {"links": {"rate": "100mbit"}}

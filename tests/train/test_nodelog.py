@@ -1,4 +1,4 @@
-"""A tree node's rows (``gradcode.train.nodelog``): through a ``DONE`` report and back, and
+"""A tree node's rows (``gradcode.runlogs.nodelog``): through a ``DONE`` report and back, and
 ``nodes.jsonl`` across a resume."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from gradcode.train.nodelog import NODES_FILE, NodeLog, decode, read_nodes, write_nodes
+from gradcode.runlogs.nodelog import NODES_FILE, NodeLog, decode, read_nodes, write_nodes
 
 
 def _rows(worker: int, iterations: range) -> list[dict]:

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcode.train.launch import command, job_environment, kill_group
-from gradcode.train.log import read_log
+from gradcode.launch.jobs import command, job_environment, kill_group
+from gradcode.runlogs.log import read_log
 from tests.helpers.mpi import JOB_TIMEOUT, Job, base_run, run_config, write_run
 
 pytestmark = pytest.mark.mpi

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from gradcode.codes import build
+from gradcode.runfile.config import load_config
+from gradcode.runfile.plan import build_plan
+from gradcode.runlogs.timings import implied_iteration_time
 from gradcode.timing import model_from_spec
-from gradcode.train.config import load_config
-from gradcode.train.plan import build_plan
 from gradcode.train.protocol import H
-from gradcode.train.timings import implied_iteration_time
 from tests.helpers.mpi import base_run, run_config
 
 # wall-clock times against a model: alone, after the parallel tests (pyproject's markers)

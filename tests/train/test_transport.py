@@ -14,7 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.train import protocol
-from gradcode.train.bandwidth import SinglePort
+from gradcode.runfile.bandwidth import SinglePort
 from gradcode.train.protocol import FIELD, H
 from gradcode.train.transport import ResultPort
 
@@ -72,7 +72,7 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.train import protocol
-from gradcode.train.bandwidth import SinglePort
+from gradcode.runfile.bandwidth import SinglePort
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.transport import ResultPort, SendSet
 

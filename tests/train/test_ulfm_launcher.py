@@ -1,10 +1,10 @@
-"""``python -m gradcode.train.ulfm``: when its ranks may oversubscribe the cores."""
+"""``python -m gradcode.launch.ulfm``: when its ranks may oversubscribe the cores."""
 
 from __future__ import annotations
 
 import pytest
 
-from gradcode.train.ulfm import AllocationError, allocation_environment, oversubscribe
+from gradcode.launch.ulfm import AllocationError, allocation_environment, oversubscribe
 
 
 def test_ranks_oversubscribe_one_node_but_follow_a_multi_node_allocation():

@@ -328,7 +328,7 @@ def test_tolerant_runs_start_on_ulfm_inside_inject_locally_and_under_slurm(tmp_p
     run = "results/train/failed-workers/coded-reduce"
     assert (
         f"gradcode train inject {run}/run.yaml --out {run} --record {run}/kills.json --"
-        f" python -m gradcode.train.ulfm -n 7 python -m gradcode.train {run}/run.yaml" in tolerant
+        f" python -m gradcode.launch.ulfm -n 7 python -m gradcode.train {run}/run.yaml" in tolerant
     )
     assert f"python -m gradcode.pipeline.faults {run}/run.yaml {run}/summary.json $status" in (
         tolerant

@@ -15,10 +15,10 @@
 # real TCP over links that all run at one rate (paper 001's model has one tc for every port),
 # rated so that a full gradient's transfer takes the model's tc. Only the model's computation
 # is injected. Every iteration is set beside the `shared-links` model's prediction for that
-# iteration's computation (`gradcode.train.timings.predicted_links_time`: flat schemes share
+# iteration's computation (`gradcode.runlogs.timings.predicted_links_time`: flat schemes share
 # the master's link, trees each parent's, the ring pays 2(N - 1) chunk steps after the slowest
 # worker) and, for flat and tree schemes, beside its link-limited floor
-# (`gradcode.train.timings.link_floor`, the red marks). Three questions of issue 11: is CR
+# (`gradcode.runlogs.timings.link_floor`, the red marks). Three questions of issue 11: is CR
 # still ahead once the traffic crosses real links; does RAR stay ahead of CR once its 2(N - 1)
 # steps do; and do UMW and GC suffer incast at the master (their messages' measured transfer
 # times beside one message's on an idle link).
@@ -35,13 +35,13 @@ from gradcode.figures.cluster import floor_comparison, message_transfers, predic
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.pipeline import paths
+from gradcode.runfile.config import load_config
+from gradcode.runfile.experiment import load_experiment
+from gradcode.runlogs.log import read_log
+from gradcode.runlogs.timings import link_floor, predicted_links_time
 from gradcode.timing.links import FLOAT, message_time
 from gradcode.topology import topology_of
-from gradcode.train.config import load_config
-from gradcode.train.experiment import load_experiment
-from gradcode.train.log import read_log
 from gradcode.train.protocol import H
-from gradcode.train.timings import link_floor, predicted_links_time
 
 # %% tags=["parameters"]
 runs = ""

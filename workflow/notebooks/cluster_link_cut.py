@@ -18,7 +18,7 @@
 # worker, so its iteration waits for the link (and for TCP's next retransmission after it is
 # back); a code that tolerates one straggler decodes without that worker and carries on. Its
 # iterates are checked against the serial uncoded trajectory
-# (`gradcode.train.reference.serial_trajectory`): the gradient it decoded was exact.
+# (`gradcode.runfile.reference.serial_trajectory`): the gradient it decoded was exact.
 
 # %%
 import json
@@ -31,9 +31,9 @@ from gradcode.figures.cluster import cut_window, relative_error, stall
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.pipeline import paths
-from gradcode.train.config import load_config
-from gradcode.train.log import read_log
-from gradcode.train.reference import serial_trajectory
+from gradcode.runfile.config import load_config
+from gradcode.runfile.reference import serial_trajectory
+from gradcode.runlogs.log import read_log
 
 # %% tags=["parameters"]
 runs = ""
@@ -123,7 +123,7 @@ for name, result in sorted(results.items()):
             result["error"],
             "emulated network",
             f"{len(result['times'])} iterations; serial reference: "
-            "gradcode.train.reference.serial_trajectory",
+            "gradcode.runfile.reference.serial_trajectory",
         )
     )
 write_rows(comparison, rows)

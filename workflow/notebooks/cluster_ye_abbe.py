@@ -18,7 +18,7 @@
 # that a full gradient's transfer takes the model's mean communication time E[T2]; only the
 # model's computation (T1) is injected. Every iteration is set beside the `shared-links`
 # model's prediction for that iteration's logged computation
-# (`gradcode.train.timings.predicted_links_time`: the model sent to the workers the run's way,
+# (`gradcode.runlogs.timings.predicted_links_time`: the model sent to the workers the run's way,
 # `summary.json`'s `distribution`: a copy each through the master's link, or scattered and
 # forwarded among them; the results sharing the master's link, all of them or, pulled
 # (`summary.json`'s `collection`), only those the code needs), and the paper's Section 5
@@ -28,7 +28,7 @@
 # `gradcode.figures.cluster.predicted_after_download`): the model shares the master's link
 # fairly, so every worker gets the model at once, at the end, while over TCP they get it one
 # after another and the first results flow in while others still download. The red mark is
-# every run's link-limited floor (`gradcode.train.timings.link_floor`: one copy of the model
+# every run's link-limited floor (`gradcode.runlogs.timings.link_floor`: one copy of the model
 # through a worker's link, the longest logged work among the results the decoder used, and
 # those results through the master's port): what no runtime could beat on these links.
 #
@@ -53,9 +53,9 @@ from gradcode.figures.cluster import (
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.pipeline import paths
-from gradcode.train.config import load_config
-from gradcode.train.experiment import load_experiment
-from gradcode.train.log import read_log
+from gradcode.runfile.config import load_config
+from gradcode.runfile.experiment import load_experiment
+from gradcode.runlogs.log import read_log
 
 # %% tags=["parameters"]
 runs = ""

@@ -42,8 +42,8 @@ from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.convergence import alpha_panels, curve_speedups, error_curve, pair_alphas
 from gradcode.figures.runs import read_runs
 from gradcode.pipeline import paths
-from gradcode.train.experiment import load_experiment
-from gradcode.train.plan import build_plan
+from gradcode.runfile.experiment import load_experiment
+from gradcode.runfile.plan import build_plan
 
 # %% tags=["parameters"]
 runs = paths.fill(paths.RUN_SUMMARY, "coded-reduce-fig8/UMW")

@@ -37,7 +37,7 @@ from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.failures import HOW, gradient_errors, read_failed_run
 from gradcode.pipeline import paths
-from gradcode.train.experiment import load_experiment
+from gradcode.runfile.experiment import load_experiment
 
 # %% tags=["parameters"]
 runs = paths.fill(paths.RUN_SUMMARY, "failed-workers/frc")

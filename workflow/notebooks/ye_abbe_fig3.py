@@ -29,7 +29,7 @@ from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.figures.tables import group_by, read_rows
 from gradcode.pipeline import paths
-from gradcode.train.experiment import load_experiment
+from gradcode.runfile.experiment import load_experiment
 
 # %% tags=["parameters"]
 runs = ""

@@ -108,7 +108,7 @@ if _CLUSTER.get("cut"):
             " --record {output.cut} --"
             " env {resources.mpi} -n {resources.tasks} python -m gradcode.train {input}"
             " --out {params.out} --fresh > {log} 2>&1"
-            " && python -m gradcode.train.world_size {output.summary} {resources.tasks}"
+            " && python -m gradcode.runlogs.world_size {output.summary} {resources.tasks}"
             " >> {log} 2>&1"
 
 

@@ -36,7 +36,7 @@ from gradcode.pipeline.specs import collect_specs
 from gradcode.pipeline.stand_ins import resolve_data
 from gradcode.plugins import one_line_plugin_warnings
 from gradcode.rate import Rate
-from gradcode.train.mpilib import HYDRA
+from gradcode.launch.mpilib import HYDRA
 
 one_line_plugin_warnings()
 validate(config, schema="../schemas/config.schema.yaml")

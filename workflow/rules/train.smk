@@ -52,7 +52,7 @@ rule train:
         "{params.blas}"
         " {resources.mpi} -n {resources.tasks} python -m gradcode.train {input} --out {params.out}"
         " > {log} 2>&1"
-        " && python -m gradcode.train.world_size {output.summary} {resources.tasks} >> {log} 2>&1"
+        " && python -m gradcode.runlogs.world_size {output.summary} {resources.tasks} >> {log} 2>&1"
 
 
 if TOLERANT_RUNS:
@@ -94,5 +94,5 @@ if TOLERANT_RUNS:
             " {resources.mpi} -n {resources.tasks} python -m gradcode.train {input}"
             " --out {params.out} --fresh > {log} 2>&1 || status=$?;"
             " python -m gradcode.pipeline.faults {input} {output.summary} $status >> {log} 2>&1"
-            " && python -m gradcode.train.world_size {output.summary} {resources.tasks}"
+            " && python -m gradcode.runlogs.world_size {output.summary} {resources.tasks}"
             " >> {log} 2>&1"

@@ -18,7 +18,7 @@ from gradcode.cluster.mpich import MPICH_ENV
 from gradcode.cluster.network import NETNS_DIR
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import RUN_DIR
-from gradcode.train.mpilib import hydra
+from gradcode.launch.mpilib import hydra
 
 LAUNCHER = RUN_DIR / "launch"
 
@@ -50,7 +50,7 @@ exec nsenter "--net={NETNS_DIR}/$node" "--uts={RUN_DIR}/uts/$node" -- sh -c "$*"
 def mpiexec_command(
     spec: ClusterSpec, ranks: int, command: Sequence[str], *, mpiexec: str | None = None
 ) -> list[str]:
-    """``mpiexec`` (default: MPICH's, ``gradcode.train.mpilib.hydra``) over the nodes, one
+    """``mpiexec`` (default: MPICH's, ``gradcode.launch.mpilib.hydra``) over the nodes, one
     rank per node in turn from the master's (rank 0 on ``gc-node0``); run it on the master's
     node (``enter(spec.master.name)``)."""
     hosts = ",".join(node.name for node in spec.nodes)

@@ -56,7 +56,7 @@ from gradcode.cluster.noderank import node_of
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import State
 from gradcode.errors import UserError
-from gradcode.train.config import NODE_LOSS as HOW
+from gradcode.runfile.config import NODE_LOSS as HOW
 
 #: how many rounds of SIGKILL before a node that keeps spawning counts as not killed
 ROUNDS = 20

@@ -44,8 +44,8 @@ from gradcode.cluster.spec import (
     parse_limit,
 )
 from gradcode.errors import UserError
+from gradcode.launch.ulfm import job_fields
 from gradcode.rate import Rate
-from gradcode.train.ulfm import job_fields
 
 
 class RateError(UserError):

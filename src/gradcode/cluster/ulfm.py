@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from gradcode.blas import single_thread_environment
 from gradcode.cluster.noderank import LIFELINE
 from gradcode.cluster.spec import NODE_IFACE
-from gradcode.train.mpilib import ulfm_command, ulfm_environment
+from gradcode.launch.mpilib import ulfm_command, ulfm_environment
 
 #: seconds between heartbeats, and without one before a rank counts as dead
 DETECTOR_PERIOD = 0.5

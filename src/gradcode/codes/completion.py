@@ -79,7 +79,7 @@ def decodable_prefix(
     For a code without a ``CompletionRule`` this is the rule itself (``decodable``: the code's
     ``is_decodable``, or a tree parent's ``children_decodable``), asked of what a master or a
     parent holds in the order it received it: the arrival a completion time is, and the
-    results a collector pulling by readiness asks for (``gradcode.train.collection``, the
+    results a collector pulling by readiness asks for (``gradcode.runfile.collection``, the
     model's ``gradcode.timing.links.GreedyPulls``).
     """
     for count in range(1, len(order) + 1):

@@ -15,7 +15,7 @@ Rate sweep. ``gradcode cluster rate`` runs the probe at several rates on one clu
 sets each direction's fitted payload rate beside the stated one.
 
 Collection. ``predicted_after_download`` and ``iteration_times`` here, and
-``gradcode.train.timings.predicted_links_time`` they call, take the way the run's results
+``gradcode.runlogs.timings.predicted_links_time`` they call, take the way the run's results
 reached the master (``collection``: ``push`` or ``pull``, the run's ``runtime.collection`` as
 resolved, ``summary.json``'s) and give it to the model.
 """
@@ -31,10 +31,8 @@ import numpy as np
 
 from gradcode.codes.base import GradientCode
 from gradcode.figures.compare import Comparison
-from gradcode.timing.links import PAYLOAD_FRACTION, message_time
-from gradcode.train.config import LinksConfig
-from gradcode.train.protocol import H
-from gradcode.train.timings import (
+from gradcode.runfile.config import LinksConfig
+from gradcode.runlogs.timings import (
     link_floor,
     links_flat_run,
     logged_key,
@@ -42,6 +40,8 @@ from gradcode.train.timings import (
     message_index,
     predicted_links_time,
 )
+from gradcode.timing.links import PAYLOAD_FRACTION, message_time
+from gradcode.train.protocol import H
 
 
 def probe_rows(links: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -341,7 +341,7 @@ def floor_comparison(
         float(result["floor"].mean()),
         float(result["measured"].mean()),
         kind,
-        "paper value: gradcode.train.timings.link_floor: one copy of the model through the "
+        "paper value: gradcode.runlogs.timings.link_floor: one copy of the model through the "
         "slower link, the longest logged work among the results the decoder used, those "
         "results through the bottleneck port (trees: at every parent the children its rule "
         "needs, in the order they are ready); no paper gives it",

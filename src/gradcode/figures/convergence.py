@@ -18,9 +18,9 @@ import numpy as np
 
 from gradcode.figures.runs import Run
 from gradcode.figures.speedups import first_time_below
+from gradcode.runfile.config import RunConfig
+from gradcode.runfile.plan import build_plan
 from gradcode.timing import model_from_spec
-from gradcode.train.config import RunConfig
-from gradcode.train.plan import build_plan
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +38,7 @@ class ErrorCurve:
 
 def model_clock(config: RunConfig, iterations: Sequence[int]) -> np.ndarray:
     """Cumulative model time (s) after each iteration in ``iterations``, for the delays the
-    run injected: the simulator's rule on the draws of ``gradcode.train.stragglers``."""
+    run injected: the simulator's rule on the draws of ``gradcode.runfile.stragglers``."""
     plan = build_plan(config)
     source = plan.delay_source()
     stragglers = config.stragglers

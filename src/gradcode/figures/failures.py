@@ -9,7 +9,7 @@ prepared set) and the record of what was done to it: ``gradcode train inject``'s
 
 - the distance to the serial reference per iteration: ``max |theta_t - theta*_t| / max
   |theta*_t|``, ``theta*`` the uncoded run computed serially
-  (``gradcode.train.reference.serial_trajectory``): round-off for an exact code through its
+  (``gradcode.runfile.reference.serial_trajectory``): round-off for an exact code through its
   failures, the approximation's drift for an approximate one;
 - the detection time of every failure: the master's ``failures[].monotonic`` minus the kill's
   or the node loss's (one ``time.perf_counter`` clock for every process of one kernel);
@@ -30,11 +30,11 @@ import numpy as np
 
 from gradcode.models import build as build_model
 from gradcode.pipeline.paths import KILLS_FILE, LOST_FILE
-from gradcode.train.config import RunConfig, load_config
-from gradcode.train.dataset import load_training_data
-from gradcode.train.log import read_log
-from gradcode.train.plan import build_plan
-from gradcode.train.reference import exact_sum, serial_trajectory
+from gradcode.runfile.config import RunConfig, load_config
+from gradcode.runfile.dataset import load_training_data
+from gradcode.runfile.plan import build_plan
+from gradcode.runfile.reference import exact_sum, serial_trajectory
+from gradcode.runlogs.log import read_log
 
 #: how a loss happened, as the figure says it
 HOW = {

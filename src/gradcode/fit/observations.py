@@ -33,7 +33,7 @@ polling, decoding and the update); it is what a prediction must add to the model
 Tree and ring runs
 ------------------
 A tree's master hears only its children, so a tree run is read from ``nodes.jsonl``
-(``gradcode.train.nodelog``), where every node logged its own work in every iteration it began,
+(``gradcode.runlogs.nodelog``), where every node logged its own work in every iteration it began,
 whether or not its parent used it: ``x1 = work / p`` (``p = data_fraction(v) n``) and, when
 links were emulated, ``x2`` the link delay drawn for its message over the message's length in
 vectors. Its computation was observed until the next model came (``budget``, the threshold):
@@ -64,11 +64,11 @@ from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.fit.replay import TreeIterations
+from gradcode.runlogs.log import LOG_FILE, SUMMARY_FILE
+from gradcode.runlogs.nodelog import NODES_FILE, read_nodes
+from gradcode.runlogs.timings import implied_iteration_time, logged_key, message_index
 from gradcode.timing.tree import tree_outcome
 from gradcode.topology import TopologyVisitor, topology_named, topology_of
-from gradcode.train.log import LOG_FILE, SUMMARY_FILE
-from gradcode.train.nodelog import NODES_FILE, read_nodes
-from gradcode.train.timings import implied_iteration_time, logged_key, message_index
 
 #: a communication time below this (seconds) is a clock's granularity, not a negative time
 CLOCK_SLACK = 1e-4

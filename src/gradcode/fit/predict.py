@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.runlogs.log import SUMMARY_FILE, read_log
 from gradcode.sim.montecarlo import simulate
 from gradcode.sim.spec import SpecError, load_spec
 from gradcode.sim.stats import Moments
-from gradcode.train.log import SUMMARY_FILE, read_log
 from gradcode.yamlfile import read_yaml
 
 

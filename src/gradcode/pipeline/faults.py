@@ -1,7 +1,7 @@
 """Training runs that lose workers on purpose, as the workflow starts and judges them.
 
 A run file with ``faults.tolerate`` must run on Open MPI with ULFM (MPICH ends the whole job
-when one rank dies, ``gradcode.train.mpilib``), inside ``gradcode train inject``, which kills
+when one rank dies, ``gradcode.launch.mpilib``), inside ``gradcode train inject``, which kills
 the workers of ``faults.kill`` from outside at their iterations (a run with
 ``faults.lose_node`` loses a node of the emulated cluster instead, inside ``gradcode cluster
 lose``: rule ``train_lost`` in ``workflow/rules/cluster.smk``). The workflow gives these runs
@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.pipeline.runs import TrainingRuns
-from gradcode.train.config import ConfigError, RunConfig, load_config
-from gradcode.train.plan import build_plan
+from gradcode.runfile.config import ConfigError, RunConfig, load_config
+from gradcode.runfile.plan import build_plan
 
 #: how the workflow starts a tolerant run's ranks, locally and inside a SLURM allocation
-ULFM_LAUNCHER = "python -m gradcode.train.ulfm"
-#: the job's exit status when its code cannot go on (``gradcode.train.failures``, which this
+ULFM_LAUNCHER = "python -m gradcode.launch.ulfm"
+#: the job's exit status when its code cannot go on (``gradcode.train.faults.failures``, which this
 #: module imports only when judging a job: importing it loads MPI)
 EXIT_STOPPED = 3
 
@@ -85,7 +85,7 @@ def runs_pattern(run_ids: Iterable[str]) -> str:
 
 
 def _no_mpi_init() -> None:
-    """Let mpi4py's ``MPI`` (which ``gradcode.train.failures`` imports) load without
+    """Let mpi4py's ``MPI`` (which ``gradcode.train.faults.failures`` imports) load without
     ``MPI_Init``: the judging process never communicates, and an MPI started in a SLURM batch
     step may go looking for a PMI. Only ``main`` calls it (it changes mpi4py's settings for
     the whole process)."""
@@ -102,7 +102,7 @@ def expected_stop(config: RunConfig) -> list[int] | None:
     lost = config.lost_workers()  # spares counted
     if not lost or config.faults is None:
         return None
-    from gradcode.train.failures import alive_decodable  # loads MPI: not at DAG construction
+    from gradcode.train.faults.failures import alive_decodable  # loads MPI: not at DAG construction
 
     return None if alive_decodable(build_plan(config).code, lost) else lost
 

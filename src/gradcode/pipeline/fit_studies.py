@@ -31,8 +31,8 @@ from gradcode.atomic import write_atomic
 from gradcode.errors import UserError
 from gradcode.pipeline import paths
 from gradcode.pipeline.runs import TrainingRuns
-from gradcode.train.config import parse_config
-from gradcode.train.plan import Plan, build_plan
+from gradcode.runfile.config import parse_config
+from gradcode.runfile.plan import Plan, build_plan
 
 #: config key of a study's limits -> ``gradcode codes recommend`` option
 LIMIT_OPTIONS = {

@@ -6,7 +6,7 @@ by ``gradcode.pipeline.figures``), the pipeline's modules and the notebooks' def
 read them here, so an output moves by one edit. A template's ``{fields}`` are Snakemake
 wildcards in a rule, and filled with ``str.format`` or ``fill`` everywhere else. The names of
 the files a training run or a prepared data set writes into its folder are the runtime's
-(``gradcode.train.log``, ``gradcode.data.provenance``), and so is a table's sidecar's
+(``gradcode.runlogs.log``, ``gradcode.data.provenance``), and so is a table's sidecar's
 (``gradcode.sim.table``).
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import string
 
 from gradcode.data.provenance import META_FILE
+from gradcode.runlogs.log import LOG_FILE, MODEL_FILE, SUMMARY_FILE
 from gradcode.sim.table import sidecar_path
-from gradcode.train.log import LOG_FILE, MODEL_FILE, SUMMARY_FILE
 
 RESULTS = "results"
 

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.train.plan import Plan
+from gradcode.runfile.plan import Plan
 
 MIB = 1024 * 1024
 #: peak RSS of rank 0 and of a worker without data (Python, numpy, scipy, mpi4py and gradcode

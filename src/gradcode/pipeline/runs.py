@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcode.train.config import ConfigError, parse_config
-from gradcode.train.experiment import load_experiment
-from gradcode.train.plan import Plan, build_plan
+from gradcode.runfile.config import ConfigError, parse_config
+from gradcode.runfile.experiment import load_experiment
+from gradcode.runfile.plan import Plan, build_plan
 from gradcode.yamlfile import read_yaml
 
 #: the data keys a workflow run may set (the workflow prepares the data itself)

@@ -1,13 +1,13 @@
 """Coded gradient descent simulated serially (no MPI): iterations and time to a target loss.
 
 ``TrainingProblem``: the user's training problem, read from a run file
-(``gradcode.train.config``): its data, model kind and ``l2``, optimizer. Its ``scheme`` is
+(``gradcode.runfile.config``): its data, model kind and ``l2``, optimizer. Its ``scheme`` is
 replaced by each code; what only a real run has (stragglers, adversaries, faults, bandwidth,
 network, iterations) is not used, the timing comes from the timing model.
 
 ``exact_iterations(problem, code, target, max_iterations)``: an exact code decodes the summed
 gradient (to round-off) from any responders, so it follows the iterates of exact gradient
-descent (``gradcode.train.reference``) whatever the stragglers: its iterations to the target are
+descent (``gradcode.runfile.reference``) whatever the stragglers: its iterations to the target are
 those of the exact serial trajectory, computed once per number of training rows (``data.trim``
 drops the last ``N mod k`` rows, so codes of different ``k`` may train on slightly different
 rows, as their runs would). Its gradient is summed over the training rows at once: the sum over
@@ -64,18 +64,18 @@ from gradcode.codes import GradientCode
 from gradcode.lru import LRUCache
 from gradcode.models import Model
 from gradcode.models import build as build_model
-from gradcode.sim.stats import Moments
-from gradcode.timing import TimingModel
-from gradcode.topology import topology_of
-from gradcode.train.config import (
+from gradcode.runfile.config import (
     AdversaryConfig,
     RunConfig,
     SchemeConfig,
     StragglerConfig,
     load_config,
 )
-from gradcode.train.dataset import TrainingData, load_training_data
-from gradcode.train.plan import Plan, build_plan
+from gradcode.runfile.dataset import TrainingData, load_training_data
+from gradcode.runfile.plan import Plan, build_plan
+from gradcode.sim.stats import Moments
+from gradcode.timing import TimingModel
+from gradcode.topology import topology_of
 
 #: second word of every replicate's seed sequence (its draws differ from the ranking's)
 STREAM = 0x7A6E7

@@ -1,4 +1,4 @@
-"""The ``scheme`` section of a run file (``gradcode.train.config``) for a code, to paste::
+"""The ``scheme`` section of a run file (``gradcode.runfile.config``) for a code, to paste::
 
     scheme:
       name: ye-abbe

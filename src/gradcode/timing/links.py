@@ -44,7 +44,7 @@ Timeline of one iteration (one trial):
    chunk of ``8 l / N`` bytes over every worker's link at once (one flow per link and
    direction), ``latency + 8 l / (N rate)`` per step (the slowest link's rate).
 
-Collection (``collection``, the runtime's ``runtime.collection``, ``gradcode.train.collection``)
+Collection (``collection``, the runtime's ``runtime.collection``, ``gradcode.runfile.collection``)
 of a flat code's results: ``push`` (default) as in 3.; ``pull``: a ready message's worker
 sends only a notice (no bytes on the links), received ``latency`` later; the master pulls by
 notice (ties in key order) what the code's ``CompletionRule`` needs, in every group the first

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.atomic import atomic_file
-from gradcode.train.config import ConfigError
+from gradcode.runfile.config import ConfigError
 
 PATTERN = re.compile(r"ckpt-(\d{8})\.npz")
 STATE_PREFIX = "state__"

@@ -42,9 +42,9 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from gradcode.codes.base import GradientCode
+from gradcode.runfile.choice import Choice
+from gradcode.runfile.config import RunConfig
 from gradcode.topology import topology_of
-from gradcode.train.choice import Choice
-from gradcode.train.config import RunConfig
 from gradcode.train.runtime import RankContext
 
 #: a chunk's header: iteration, chunk index, whether its worker forwards it

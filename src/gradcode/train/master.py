@@ -28,12 +28,12 @@ the metrics):
 - ``injected``: the delays the straggler model drew for every worker (``start``,
   ``compute`` per partition, ``comm`` per full-length vector) and ``persistent`` workers;
 - ``bytes_received``, ``stale`` (late results discarded during the iteration);
-- with ``runtime.collection`` pull (``gradcode.train.collection``): ``notices``, per notice
+- with ``runtime.collection`` pull (``gradcode.runfile.collection``): ``notices``, per notice
   of a ready message taken off the wire, its ``key``, ``worker``, ``arrival``, the sender's
   ``started``, ``compute`` and ``injected_compute``, and whether the master ``pulled`` it
   (``messages`` then holds the pulled results only);
 - with ``faults.tolerate``: ``failed`` (every worker known dead so far) and ``failures`` (those
-  detected during this iteration: ``gradcode.train.failures.Failure``).
+  detected during this iteration: ``gradcode.train.faults.failures.Failure``).
 
 Failures (``faults.tolerate``): a dead worker's receive completes in error and the port stops
 listening to it; the master also asks MPI which ranks failed at every iteration's start and
@@ -52,22 +52,22 @@ import numpy as np
 
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER
-from gradcode.train import nodelog, protocol
+from gradcode.runfile.plan import collection_choice
+from gradcode.runlogs import nodelog, protocol
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
     distribution_choice,
     scatter_pieces,
 )
-from gradcode.train.failures import CannotContinue, alive_decodable
-from gradcode.train.plan import collection_choice
+from gradcode.train.faults.failures import CannotContinue, alive_decodable
+from gradcode.train.faults.spares import Replacements
 from gradcode.train.protocol import clock
 from gradcode.train.pulling import Pulling, collector_puller
 from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
-from gradcode.train.spares import Replacements
 from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
 
 #: seconds between the master's questions to MPI about failed ranks while it waits
@@ -174,7 +174,7 @@ class Master:
 
     def _write_nodes(self, reports: dict[int, np.ndarray]) -> None:
         """A tree run's ``nodes.jsonl`` from the rows after ``RELAY_FIELDS`` in the ``DONE``
-        reports (``gradcode.train.nodelog``)."""
+        reports (``gradcode.runlogs.nodelog``)."""
         start = 2 + len(RELAY_FIELDS)
         rows = [row for report in reports.values() for row in nodelog.decode(report[start:])]
         nodelog.write_nodes(self.session.out, rows, keep_below=self.session.start)

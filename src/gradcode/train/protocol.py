@@ -17,7 +17,7 @@ result (child->parent)     tag ``RESULT_BASE + t mod TAG_WRAP``; header ``HEADER
 ``MODEL_CHUNK`` (any->wkr)  ``[t, j, forward, ...chunk j of point]``: ``runtime.distribution``
                            ``scatter`` (``gradcode.train.distribution``)
 ``PULL`` (master->worker)  ``[t, key]``: send the held message ``key`` of iteration ``t``
-                           (``runtime.collection`` ``pull``, ``gradcode.train.collection``);
+                           (``runtime.collection`` ``pull``, ``gradcode.runfile.collection``);
                            under ``pull`` a result without payload (header only) is the
                            notice that the message is ready
 =========================  =====================================================================

@@ -1,5 +1,5 @@
 """A collector's pulls under ``runtime.collection: pull``: which notices the master (a tree's
-parents too) answers with a ``PULL`` (the way is chosen in ``gradcode.train.collection``)."""
+parents too) answers with a ``PULL`` (the way is chosen in ``gradcode.runfile.collection``)."""
 
 from __future__ import annotations
 

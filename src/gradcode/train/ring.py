@@ -33,7 +33,7 @@ from mpi4py import MPI
 from gradcode.optim import State
 from gradcode.train import protocol
 from gradcode.train.distribution import chunk_edges
-from gradcode.train.failures import CannotContinue
+from gradcode.train.faults.failures import CannotContinue
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
 from gradcode.train.session import Session

@@ -13,11 +13,11 @@ Phases, every rank taking part:
 4. the shutdown protocol ends every rank with status 0. An exception on any rank prints one
    line and aborts the whole job with status 1 (``MPI_Abort``), so no rank is left hanging.
 
-With ``faults.tolerate`` (``gradcode.train.failures``) the job must run on a fault-tolerant MPI
-(``python -m gradcode.train.ulfm``; checked in phase 1): workers that die during phase 3 are
-permanent stragglers, the end of the job involves only the survivors (the last collective runs
-on ``MPI_Comm_shrink``'s communicator), and a run whose code cannot go on stops with one line
-and status ``EXIT_CANNOT_CONTINUE`` (3) after writing its checkpoint.
+With ``faults.tolerate`` (``gradcode.train.faults.failures``) the job must run on a
+fault-tolerant MPI (``python -m gradcode.launch.ulfm``; checked in phase 1): workers that die
+during phase 3 are permanent stragglers, the end of the job involves only the survivors (the
+last collective runs on ``MPI_Comm_shrink``'s communicator), and a run whose code cannot go
+on stops with one line and status ``EXIT_CANNOT_CONTINUE`` (3) after writing its checkpoint.
 
 Resuming: rerunning the same command with the same output directory continues from the newest
 checkpoint (``--fresh`` discards the previous outputs instead).
@@ -46,16 +46,13 @@ from gradcode.codes.base import GradientCode
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
+from gradcode.launch import mpilib
 from gradcode.models import build as build_model
 from gradcode.rate import Rate
-from gradcode.sparsity import is_sparse
-from gradcode.topology import TopologyVisitor
-from gradcode.train import checkpoint as checkpoints
-from gradcode.train import mpilib
-from gradcode.train.config import ConfigError, RunConfig, load_config
-from gradcode.train.dataset import TrainingData, load_training_data
-from gradcode.train.failures import EXIT_CANNOT_CONTINUE, Failures, is_failure
-from gradcode.train.log import (
+from gradcode.runfile.config import ConfigError, RunConfig, load_config
+from gradcode.runfile.dataset import TrainingData, load_training_data
+from gradcode.runfile.plan import CODED_DATA, Plan, build_plan, check_world
+from gradcode.runlogs.log import (
     LOG_FILE,
     MODEL_FILE,
     RANKS_FILE,
@@ -63,9 +60,12 @@ from gradcode.train.log import (
     TRAJECTORY_FILE,
     write_json,
 )
+from gradcode.runlogs.nodelog import NODES_FILE
+from gradcode.sparsity import is_sparse
+from gradcode.topology import TopologyVisitor
+from gradcode.train import checkpoint as checkpoints
+from gradcode.train.faults.failures import EXIT_CANNOT_CONTINUE, Failures, is_failure
 from gradcode.train.node import describe_rank, summarize_ranks
-from gradcode.train.nodelog import NODES_FILE
-from gradcode.train.plan import CODED_DATA, Plan, build_plan, check_world
 from gradcode.train.runtime import RankContext, flat_links
 from gradcode.train.session import CHECKPOINT_DIR, Session, peak_rss_mib
 from gradcode.train.transport import quiet_barrier
@@ -81,7 +81,7 @@ RING_FAILURE_GRACE = 30.0
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=f"mpiexec -n N python -m {PROGRAM}",
-        description="Train one configuration (see gradcode.train.config for the YAML schema).",
+        description="Train one configuration (see gradcode.runfile.config for the YAML schema).",
         allow_abbrev=False,
     )
     parser.add_argument("run_file", help="run configuration (YAML)")
@@ -138,7 +138,7 @@ def check_mpi(config: RunConfig) -> None:
     library = mpilib.describe()["version"]
     raise ConfigError(
         f"faults.tolerate: this job runs on {library} without fault tolerance, where a dead "
-        "rank ends the job; start it with python -m gradcode.train.ulfm -n N ... "
+        "rank ends the job; start it with python -m gradcode.launch.ulfm -n N ... "
         "(gradcode train command prints the line)"
     )
 
@@ -254,7 +254,7 @@ def _shape(setup: Setup) -> dict[str, Any]:
 
 def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int, Any]:
     """Every worker rank receives ``{partition: (X_p, y_p)}`` of its own partitions (spares
-    nothing: ``gradcode.train.spares``)."""
+    nothing: ``gradcode.train.faults.spares``)."""
     if world.Get_rank() > plan.workers:
         return {}
     if world.Get_rank() != 0:
@@ -294,8 +294,8 @@ def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
 
 
 def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int:
+    from gradcode.train.faults.spares import run_spare
     from gradcode.train.master import Master
-    from gradcode.train.spares import run_spare
     from gradcode.train.tree import tree_links
     from gradcode.train.worker import Worker
 

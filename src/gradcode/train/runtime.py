@@ -8,9 +8,9 @@ from typing import Any
 from mpi4py import MPI
 
 from gradcode.models import Model
-from gradcode.train.bandwidth import SinglePort
-from gradcode.train.failures import Failures
-from gradcode.train.plan import Plan
+from gradcode.runfile.bandwidth import SinglePort
+from gradcode.runfile.plan import Plan
+from gradcode.train.faults.failures import Failures
 
 
 @dataclass
@@ -52,7 +52,7 @@ class RankContext:
     one_clock: bool = True
     #: what this rank knows of failed ranks (``faults.tolerate``; disabled otherwise)
     failures: Failures | None = None
-    #: the worker a spare serves once it replaced a dead one (``gradcode.train.spares``)
+    #: the worker a spare serves once it replaced a dead one (``gradcode.train.faults.spares``)
     replaces: int | None = None
 
     @property

@@ -17,10 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.train import checkpoint as checkpoints
-from gradcode.train.dataset import TrainingData
-from gradcode.train.failures import CannotContinue, describe_workers
-from gradcode.train.log import (
+from gradcode.runfile.dataset import TrainingData
+from gradcode.runlogs.log import (
     MODEL_FILE,
     SUMMARY_FILE,
     TRAJECTORY_FILE,
@@ -28,6 +26,8 @@ from gradcode.train.log import (
     write_array,
     write_json,
 )
+from gradcode.train import checkpoint as checkpoints
+from gradcode.train.faults.failures import CannotContinue, describe_workers
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
 

@@ -21,7 +21,7 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode.train import protocol
-from gradcode.train.failures import Failures
+from gradcode.train.faults.failures import Failures
 from gradcode.train.transport import SendSet, nap, probe, receive_vector
 
 

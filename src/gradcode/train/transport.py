@@ -13,7 +13,7 @@ Facts about MPICH (the ``mpich`` wheel) this module is built around:
   arriving together took 20 polls (23 ms at a 1 ms poll) when each poll called ``Testsome``
   once, and 1.4 ms when it calls it until nothing more completes, as ``ResultPort.poll`` does.
 
-With ``faults.tolerate`` (``gradcode.train.failures``) a peer may die: a receive posted from
+With ``faults.tolerate`` (``gradcode.train.faults.failures``) a peer may die: a receive posted from
 it, a send to it or a probe of it raises ``MPI_ERR_PROC_FAILED``. The port then tests its
 receives one by one (a ``Testsome`` that fails part-way leaves mpi4py's request handles stale
 and may swallow a result that completed beside the failure) and stops listening to the dead
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from mpi4py import MPI
 
+from gradcode.runfile.bandwidth import SinglePort
 from gradcode.train import protocol
-from gradcode.train.bandwidth import SinglePort
-from gradcode.train.failures import Failures
+from gradcode.train.faults.failures import Failures
 from gradcode.train.protocol import FIELD, H, clock
 
 
@@ -90,7 +90,7 @@ class ResultPort:
         self.stale = 0
         self.received = 0
         #: per source, the iteration and completion time (``clock``) of its first message,
-        #: current or stale (when a spare first answered, ``gradcode.train.spares``)
+        #: current or stale (when a spare first answered, ``gradcode.train.faults.spares``)
         self.first_heard: dict[int, tuple[int, float]] = {}
         self._pool: list[np.ndarray] = []
         self._buffers = [self._new_buffer() for _ in self.sources]

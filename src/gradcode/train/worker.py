@@ -18,20 +18,20 @@ The same loop runs every worker of a flat scheme and every node of a tree code (
 - messages leave through an emulated link (``Outbox``), adversaries corrupt theirs, persistent
   stragglers never compute; under ``runtime.collection`` pull a worker (tree node) sends only
   the message's header (the notice) and holds the message until the master (its parent) asks
-  for it (``protocol.PULL``; ``gradcode.train.collection``); a tree parent asks its children
+  for it (``protocol.PULL``; ``gradcode.runfile.collection``); a tree parent asks its children
   for theirs as its rule still needs them (``collector_puller``).
 
 A tree parent keeps ``RelayStats`` of its children's messages (count, bytes, measured transfer
 times) and appends them to its ``DONE`` report; the master puts them in ``summary.json``
 (``relay_transfers``). Every tree node also keeps its row of every iteration it began
-(``gradcode.train.nodelog``: its own work, complete or cut short, and its message's injected
+(``gradcode.runlogs.nodelog``: its own work, complete or cut short, and its message's injected
 link delay) and appends them too; the master writes them as ``nodes.jsonl``.
 
 Shutdown: on ``STOP`` from the master the worker stops computing, lets its pending sends
 complete (receivers keep draining) and answers ``DONE``; it keeps draining its own receives
 until ``FINISH``, so no sender anywhere is left blocked in rendezvous.
 
-Failures (``faults.tolerate``, ``gradcode.train.failures``): a dead child's messages never
+Failures (``faults.tolerate``, ``gradcode.train.faults.failures``): a dead child's messages never
 come, and the node waits for the others as for any straggler (its rule decides whether it can
 still send); when the parent dies, the node's outbox drops its messages, no model comes any
 more, and the node waits for ``STOP``, which the master then sends it on ``world``. Workers in
@@ -47,14 +47,14 @@ from typing import cast
 import numpy as np
 from mpi4py import MPI
 
+from gradcode.runfile.plan import collection_choice
+from gradcode.runfile.stragglers import DrawnAhead
+from gradcode.runlogs.nodelog import NodeLog
 from gradcode.train import protocol
 from gradcode.train.distribution import ModelAssembler, distribution_choice, scatter_pieces
-from gradcode.train.nodelog import NodeLog
-from gradcode.train.plan import collection_choice
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.pulling import Pulling, collector_puller
 from gradcode.train.runtime import Links, RankContext
-from gradcode.train.stragglers import DrawnAhead
 from gradcode.train.transport import (
     Outbox,
     RelayStats,

@@ -1,7 +1,7 @@
 """Starting a training job from Python (tests, benchmarks): ``mpiexec`` with a sane environment.
 
 The ``mpich`` wheel puts its ``mpiexec.hydra`` next to the interpreter (``bin/mpiexec`` may be
-Open MPI's: ``gradcode.train.mpilib``). Every rank gets one BLAS thread
+Open MPI's: ``gradcode.launch.mpilib``). Every rank gets one BLAS thread
 (``OPENBLAS_NUM_THREADS`` and friends): threaded BLAS on oversubscribed cores is 3-100x
 slower. Hydra runs any number of ranks on one machine (oversubscription). A run file with
 ``faults.tolerate`` starts on Open MPI with ULFM instead (``command(..., tolerant=True)``).
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from gradcode.blas import single_thread_environment
-from gradcode.train.mpilib import hydra
+from gradcode.launch.mpilib import hydra
 
 #: seconds a hung job's ranks get to print their stacks before the job is killed
 STACK_DUMP_WAIT = 3.0
@@ -40,10 +40,10 @@ def command(
     ranks: int, run_file: str | os.PathLike[str], *args: str, tolerant: bool = False
 ) -> list[str]:
     """``mpiexec -n RANKS python -m gradcode.train RUN_FILE ARGS...``; ``tolerant``: on Open
-    MPI with ULFM (``python -m gradcode.train.ulfm -n RANKS ...``)."""
+    MPI with ULFM (``python -m gradcode.launch.ulfm -n RANKS ...``)."""
     program = [sys.executable, "-m", "gradcode.train", str(run_file), *args]
     if tolerant:
-        return [sys.executable, "-m", "gradcode.train.ulfm", "-n", str(ranks), *program]
+        return [sys.executable, "-m", "gradcode.launch.ulfm", "-n", str(ranks), *program]
     return [mpiexec(), "-n", str(ranks), *program]
 
 

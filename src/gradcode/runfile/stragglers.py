@@ -38,7 +38,7 @@ Models (``stragglers.model`` in the run YAML; parameters under ``stragglers.para
 
 With ``network`` in the run file nothing of the communication is emulated, so a source whose
 ``emulated_comm`` names a parameter (``fixed`` ``comm`` > 0, ``master-worker`` ``lambda2``/
-``t2``, ``single-port`` ``tc`` > 0) is refused by ``gradcode.train.plan``.
+``t2``, ``single-port`` ``tc`` > 0) is refused by ``gradcode.runfile.plan``.
 
 Workers listed in ``stragglers.persistent`` never answer at all (``Delays.silent``).
 """

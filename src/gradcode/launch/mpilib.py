@@ -19,7 +19,7 @@ environment). mpi4py loads MPICH unless ``MPI4PY_MPIABI`` says otherwise (its se
 launcher started the process, so ``mpiexec -n N python -m gradcode.train`` works under either
 launcher, and ``summary.json`` records which library ran (``mpi``).
 
-``python -m gradcode.train.ulfm -n N CMD ...`` is the fault-tolerant launcher
+``python -m gradcode.launch.ulfm -n N CMD ...`` is the fault-tolerant launcher
 (``ulfm_command``).
 """
 

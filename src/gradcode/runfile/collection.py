@@ -43,8 +43,8 @@ adversaries (the decoder may refuse a corrupted set and want more).
 from __future__ import annotations
 
 from gradcode.codes.base import GradientCode
+from gradcode.runfile.choice import Choice
 from gradcode.topology import topology_of
-from gradcode.train.choice import Choice
 
 
 def choose(

@@ -30,8 +30,8 @@ from typing import Any
 
 from gradcode.atomic import write_json
 from gradcode.errors import UserError
-from gradcode.train.config import FaultEvent, load_config
-from gradcode.train.log import LOG_FILE, RANKS_FILE
+from gradcode.runfile.config import FaultEvent, load_config
+from gradcode.runlogs.log import LOG_FILE, RANKS_FILE
 from gradcode.train.protocol import clock
 
 #: seconds between looks at the run's files

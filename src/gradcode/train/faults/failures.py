@@ -1,7 +1,7 @@
 """Failed ranks: what each rank knows of them, and what a failure means for the run.
 
 A run with ``faults.tolerate`` runs on an MPI that reports a dead process instead of ending the
-job (Open MPI with ULFM, ``gradcode.train.mpilib``); every communicator then returns errors
+job (Open MPI with ULFM, ``gradcode.launch.mpilib``); every communicator then returns errors
 (``MPI.ERRORS_RETURN``) and an operation that involves a dead rank raises ``MPI.Exception`` of
 class ``MPI_ERR_PROC_FAILED`` (a receive posted from it completes in error, a send to it fails,
 a probe of it raises). ``Failures`` is one rank's view: ``noticed(error, ...)`` takes such an

@@ -5,7 +5,7 @@ twelve configurations is one short file whose differences are visible at a glanc
 
     name: ye-abbe-fig3                # [file stem] also the folder of its runs' outputs
     description: str                  # what the figure shows and the setting
-    base: {<run keys>}                # every key of a run file (see gradcode.train.config)
+    base: {<run keys>}                # every key of a run file (see gradcode.runfile.config)
     runs:
       <run name>: {<run keys>}        # merged over ``base``: mappings key by key, the rest
                                       # replaced; the run's ``name`` is ``<experiment>/<run>``
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.train.config import ConfigError, RunConfig, parse_config
-from gradcode.train.plan import build_plan
+from gradcode.runfile.config import ConfigError, RunConfig, parse_config
+from gradcode.runfile.plan import build_plan
 from gradcode.yamlfile import read_yaml
 
 TOP_KEYS = ("name", "description", "base", "runs", "paper")

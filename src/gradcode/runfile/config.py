@@ -29,7 +29,7 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       step: number > 0 | {c1: number > 0, c2: number > 0}   # required; c1 / (t + c2)
     stragglers:                     # [none]
       model: none | fixed | random-set | master-worker | single-port
-      params: {key: value}          # see gradcode.train.stragglers
+      params: {key: value}          # see gradcode.runfile.stragglers
       time_unit: number > 0         # [1.0] seconds per unit of the model's times
       spec: FILE                    # instead of model and params: a simulation spec's
                                     # (gradcode timing fit's output: seconds, time_unit 1);
@@ -60,7 +60,7 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
                                     # code's workers (gradcode.train.distribution)
       collection: auto | push | pull   # [auto] how results reach the master: sent when
                                     # ready, or only those the code still needs, on request
-                                    # (gradcode.train.collection)
+                                    # (gradcode.runfile.collection)
     faults:                         # [none] workers that fail, not only straggle
       tolerate: bool                # [true] run on a fault-tolerant MPI (Open MPI's ULFM): a
                                     # worker that dies is a permanent straggler from then on
@@ -89,19 +89,19 @@ with a non-zero ``comm``, ``master-worker`` with ``lambda2``/``t2``, ``single-po
 non-zero ``tc``: the links replace it). ``links`` documents the link parameters for the
 ``shared-links`` timing model's prediction and for checks; it changes nothing the runtime does.
 
-``faults`` (``gradcode.train.failures``): with ``tolerate`` the job must run on an MPI that
-survives a failed rank (``python -m gradcode.train.ulfm -n N ...``; ``gradcode train command``
+``faults`` (``gradcode.train.faults.failures``): with ``tolerate`` the job must run on an MPI that
+survives a failed rank (``python -m gradcode.launch.ulfm -n N ...``; ``gradcode train command``
 prints it); a worker that dies is detected by MPI's own error and treated as a permanent
 straggler by the code's own rule, and a run that cannot go on stops with one line and resumes
 from its checkpoint. ``kill`` and ``silent`` cause failures on purpose; ``silent`` workers must
-leave the code decodable (``gradcode.train.plan``), while ``kill`` may exceed what the code
+leave the code decodable (``gradcode.runfile.plan``), while ``kill`` may exceed what the code
 tolerates (the run then stops, which is what such a run shows). ``spares`` adds that many
 ranks after the workers (the job has ``n + 1 + spares``); each waits idle until the master
-hands it a dead worker's place (``gradcode.train.spares``).
+hands it a dead worker's place (``gradcode.train.faults.spares``).
 
 Worker indices (``persistent``, ``adversaries.workers``, ``faults``) are 0-based code workers
 (MPI rank minus one). The scheme, its parameters, the straggler model and the world size are
-checked against each other in ``gradcode.train.plan``.
+checked against each other in ``gradcode.runfile.plan``.
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ class LogConfig:
 
 #: ``runtime.distribution``: how the model reaches the workers (``gradcode.train.distribution``)
 DISTRIBUTION_WAYS = ("auto", "isend", "scatter")
-#: ``runtime.collection``: how results reach the master (``gradcode.train.collection``)
+#: ``runtime.collection``: how results reach the master (``gradcode.runfile.collection``)
 COLLECTION_WAYS = ("auto", "push", "pull")
 
 

@@ -18,9 +18,9 @@ import numpy as np
 from gradcode.codes import GradientCode
 from gradcode.models import Model
 from gradcode.models import build as build_model
-from gradcode.train.config import RunConfig
-from gradcode.train.dataset import load_training_data
-from gradcode.train.plan import build_plan
+from gradcode.runfile.config import RunConfig
+from gradcode.runfile.dataset import load_training_data
+from gradcode.runfile.plan import build_plan
 
 
 def serial_trajectory(config: RunConfig, iterations: int | None = None) -> np.ndarray:

@@ -1,6 +1,6 @@
 """``gradcode train check|command|run``.
 
-Hooked into the main parser by ``gradcode.train.cli.add_parser(subparsers)``; handlers have the
+Hooked into the main parser by ``gradcode.launch.cli.add_parser(subparsers)``; handlers have the
 signature ``handler(args, rest) -> exit status`` and raise ``CLIError`` for user errors.
 
 - ``check RUN.yaml``: validate the run file, the scheme and the data (preparing it if needed)
@@ -33,8 +33,8 @@ def _no_rest(rest: list[str]) -> None:
 
 
 def _plan(run_file: str):
-    from gradcode.train.config import ConfigError, load_config
-    from gradcode.train.plan import build_plan
+    from gradcode.runfile.config import ConfigError, load_config
+    from gradcode.runfile.plan import build_plan
 
     try:
         return build_plan(load_config(run_file))
@@ -45,7 +45,7 @@ def _plan(run_file: str):
 def cmd_check(args: argparse.Namespace, rest: list[str]) -> int:
     """Validate a run file and its data; print the plan."""
     _no_rest(rest)
-    from gradcode.train.dataset import load_training_data
+    from gradcode.runfile.dataset import load_training_data
 
     plan = _plan(args.run_file)
     config = plan.config
@@ -76,10 +76,10 @@ def cmd_check(args: argparse.Namespace, rest: list[str]) -> int:
 def _faults_line(plan) -> str:
     """How the run meets failures: its MPI, the failures caused on purpose, and whether the
     code decodes without the workers they take (else the run stops there, resumable)."""
-    from gradcode.train.failures import alive_decodable
+    from gradcode.train.faults.failures import alive_decodable
 
     faults = plan.config.faults
-    launcher = "gradcode cluster ulfm" if faults.lose_node else "python -m gradcode.train.ulfm"
+    launcher = "gradcode cluster ulfm" if faults.lose_node else "python -m gradcode.launch.ulfm"
     mpi = f"Open MPI with ULFM ({launcher})" if faults.tolerate else "MPICH"
     events = [f"kill worker {e.worker} at iteration {e.iteration}" for e in faults.kill]
     events += [f"worker {e.worker} silent from iteration {e.iteration}" for e in faults.silent]
@@ -130,7 +130,7 @@ def _network_line(plan, features: int) -> str:
 def cmd_command(args: argparse.Namespace, rest: list[str]) -> int:
     """Print the command line that runs a run file with the right number of ranks."""
     _no_rest(rest)
-    from gradcode.train.launch import command
+    from gradcode.launch.jobs import command
 
     plan = _plan(args.run_file)
     faults = plan.config.faults
@@ -151,7 +151,7 @@ def cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     """Train (every MPI rank runs this)."""
     _no_rest(rest)
     from gradcode.extras import require
-    from gradcode.train.mpilib import select_for_launcher
+    from gradcode.launch.mpilib import select_for_launcher
 
     require("mpi", "gradcode train run")
 
@@ -168,8 +168,8 @@ def cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
 
 def cmd_inject(args: argparse.Namespace, rest: list[str]) -> int:
     """Run a job's command and kill workers from outside at their iterations."""
-    from gradcode.train.config import ConfigError
-    from gradcode.train.inject import main
+    from gradcode.launch.inject import main
+    from gradcode.runfile.config import ConfigError
 
     command = rest[1:] if rest[:1] == ["--"] else rest
     try:

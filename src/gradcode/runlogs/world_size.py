@@ -1,6 +1,6 @@
 """Check that a finished training job saw the number of MPI ranks it asked for.
 
-``python -m gradcode.train.world_size SUMMARY.json N`` exits 1 with one line when
+``python -m gradcode.runlogs.world_size SUMMARY.json N`` exits 1 with one line when
 ``summary.json`` records another world size: under SLURM a wrong PMI type does not fail, it
 starts N separate one-rank worlds.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2 or not args[1].isdigit():
-        print("usage: python -m gradcode.train.world_size SUMMARY.json RANKS", file=sys.stderr)
+        print("usage: python -m gradcode.runlogs.world_size SUMMARY.json RANKS", file=sys.stderr)
         return 2
     path, expected = Path(args[0]), int(args[1])
     try:

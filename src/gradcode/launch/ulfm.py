@@ -1,5 +1,5 @@
-"""``python -m gradcode.train.ulfm -n N [--mca KEY VALUE]... CMD ...``: start an MPI job that
-survives dead ranks (Open MPI with ULFM, ``gradcode.train.mpilib.ulfm_command``).
+"""``python -m gradcode.launch.ulfm -n N [--mca KEY VALUE]... CMD ...``: start an MPI job that
+survives dead ranks (Open MPI with ULFM, ``gradcode.launch.mpilib.ulfm_command``).
 
 It replaces itself with the launcher (``exec``), so its exit status is the job's and signals
 reach the launcher; the workflow's fault-tolerant rules and ``gradcode train command`` use it
@@ -28,9 +28,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 
 from gradcode.blas import single_thread_environment
-from gradcode.train.mpilib import LauncherMissing, ulfm_command, ulfm_environment
+from gradcode.launch.mpilib import LauncherMissing, ulfm_command, ulfm_environment
 
-PROGRAM = "python -m gradcode.train.ulfm"
+PROGRAM = "python -m gradcode.launch.ulfm"
 
 
 def oversubscribe(refused: bool, environ: Mapping[str, str]) -> bool:

@@ -2,7 +2,7 @@
 
 A run with ``faults.spares: k`` (``faults.tolerate``, a master-worker code) starts ``k`` ranks
 after the workers (world ranks ``n + 1 .. n + k``) that hold no data and wait. When the master
-learns that the rank serving worker ``w`` died (``gradcode.train.failures``), it takes the
+learns that the rank serving worker ``w`` died (``gradcode.train.faults.failures``), it takes the
 next live spare, records in its ``Failures`` that the spare serves ``w`` from now on
 (``Failures.assign``: a later death of the spare is ``w``'s again), and sends the spare
 ``ASSIGN``: ``w`` and ``w``'s partitions from the data rank 0 holds (pickle protocol 5, the
@@ -26,7 +26,7 @@ time to recover: ``ready - detected``) and the first result of the spare that re
 master (used in a decoding or, when its group's other member was faster, late).
 
 Why master-worker only: a tree node's children and parent, and a ring's neighbours, talk to
-the dead rank directly; they would all have to learn a new peer (``gradcode.train.plan``
+the dead rank directly; they would all have to learn a new peer (``gradcode.runfile.plan``
 refuses ``spares`` for them).
 """
 
@@ -41,7 +41,7 @@ from mpi4py import MPI
 from mpi4py.util import pkl5
 
 from gradcode.train import protocol
-from gradcode.train.failures import Failures
+from gradcode.train.faults.failures import Failures
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.shutdown import await_finish

@@ -22,7 +22,7 @@ from gradcode.data import DataError, OptionError, load_prepared, partition_rows,
 from gradcode.data.location import raw_dirs
 from gradcode.data.prepared import PreparedData
 from gradcode.models.base import Matrix
-from gradcode.train.config import ConfigError, DataConfig
+from gradcode.runfile.config import ConfigError, DataConfig
 
 #: environment variables: where raw inputs live (as for `gradcode data`), where to cache
 CACHE_ENV = "GRADCODE_CACHE_DIR"

@@ -36,6 +36,9 @@ import numpy as np
 
 from gradcode.codes.base import GradientCode
 from gradcode.codes.tree import MASTER, TreeCode
+from gradcode.runfile.bandwidth import SinglePort
+from gradcode.runfile.config import BandwidthConfig, LinksConfig
+from gradcode.runfile.stragglers import Delays
 from gradcode.timing.links import (
     PAYLOAD_FRACTION,
     FlatRun,
@@ -45,10 +48,7 @@ from gradcode.timing.links import (
     TreeRun,
 )
 from gradcode.topology import TopologyVisitor, topology_of
-from gradcode.train.bandwidth import SinglePort
-from gradcode.train.config import BandwidthConfig, LinksConfig
 from gradcode.train.protocol import H
-from gradcode.train.stragglers import Delays
 
 
 def logged_key(value: Any) -> Any:

@@ -37,11 +37,11 @@ from typing import Any
 from gradcode.codes import GradientCode, available, build, scheme_class
 from gradcode.optim import Constant, Inverse, Optimizer
 from gradcode.optim import build as build_optimizer
+from gradcode.runfile.choice import Choice
+from gradcode.runfile.collection import choose as choose_collection
+from gradcode.runfile.config import BandwidthConfig, ConfigError, RunConfig
+from gradcode.runfile.stragglers import DelaySource, build_source
 from gradcode.topology import Topology, topology_of
-from gradcode.train.choice import Choice
-from gradcode.train.collection import choose as choose_collection
-from gradcode.train.config import BandwidthConfig, ConfigError, RunConfig
-from gradcode.train.stragglers import DelaySource, build_source
 
 #: how an error message names a model kind (``gradcode.models``)
 MODEL_KINDS = {"linear": "linear regression", "logistic": "logistic regression"}
@@ -244,7 +244,7 @@ def check_world(plan: Plan, size: int) -> None:
 
 
 def collection_choice(plan: Plan) -> Choice:
-    """How the run of ``plan`` collects its results (``gradcode.train.collection.choose``;
+    """How the run of ``plan`` collects its results (``gradcode.runfile.collection.choose``;
     every rank derives the same; ``build_plan`` has refused an explicit ``pull`` that is not
     possible)."""
     config = plan.config

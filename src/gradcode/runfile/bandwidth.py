@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradcode.train.config import BandwidthConfig
+from gradcode.runfile.config import BandwidthConfig
 
 
 @dataclass
