@@ -113,7 +113,7 @@ def test_the_mpich_environment_is_set_in_one_place():
 
 
 def test_mpichs_launcher_is_named_and_looked_up_in_one_place():
-    home = PACKAGE / "train" / "mpilib.py"
+    home = PACKAGE / "launch" / "mpilib.py"
     spelled = _package_strings("mpiexec.hydra", home)
     spelled += [
         f"{path.relative_to(ROOT)}: {line.strip()}"

@@ -25,6 +25,7 @@ import pytest
 
 import gradcode
 from gradcode.codes import GradientCode, LinearCode, TreeCode, available, scheme_class
+from tests.helpers.literals import literal_names
 
 PACKAGE = Path(gradcode.__file__).parent
 REPO = PACKAGE.parents[1]
@@ -67,14 +68,6 @@ def _tree(path: Path) -> ast.AST | None:
         return None  # Snakemake syntax: checked by the text rules below
 
 
-def _literal_names(node: ast.AST) -> set[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return {node.value}
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return {v for element in node.elts for v in _literal_names(element)}
-    return set()
-
-
 def _violations(path: Path) -> list[str]:
     tree = _tree(path)
     where = path.relative_to(REPO)
@@ -92,7 +85,7 @@ def _violations(path: Path) -> list[str]:
         if isinstance(node, ast.Compare):
             names: set[str] = set()
             for side in (node.left, *node.comparators):
-                names |= _literal_names(side)
+                names |= literal_names(side)
             if names & SCHEMES:
                 found.append(f"{where}:{node.lineno}: compares with {sorted(names & SCHEMES)}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -102,7 +95,7 @@ def _violations(path: Path) -> list[str]:
                 if classes & SCHEME_CLASSES:
                     found.append(f"{where}:{node.lineno}: isinstance of {classes & SCHEME_CLASSES}")
             if node.func.id in ("hasattr", "getattr") and len(node.args) >= 2:
-                probed = _literal_names(node.args[1])
+                probed = literal_names(node.args[1])
                 if probed & SCHEME_ONLY:
                     found.append(f"{where}:{node.lineno}: probes for {sorted(probed)}")
         elif isinstance(node, ast.ImportFrom) and generic and node.module:

@@ -22,6 +22,7 @@ from gradcode.codes.base import Capabilities
 from gradcode.codes.registry import unregister
 from gradcode.topology import TOPOLOGIES, topology_named, topology_of
 from gradcode.topology.conformance import assert_topology, check_topology
+from tests.helpers.literals import literal_names
 
 PACKAGE = Path(gradcode.__file__).parent
 REPO = PACKAGE.parents[1]
@@ -40,14 +41,6 @@ def _sources() -> list[Path]:
     return [*files, *sorted((REPO / "workflow").rglob("*.smk")), REPO / "Snakefile"]
 
 
-def _literals(node: ast.AST) -> set[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return {node.value}
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return {v for element in node.elts for v in _literals(element)}
-    return set()
-
-
 def _violations(path: Path) -> list[str]:
     text = path.read_text()
     where = path.relative_to(REPO)
@@ -63,7 +56,7 @@ def _violations(path: Path) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
-            names = set().union(*(_literals(side) for side in (node.left, *node.comparators)))
+            names = set().union(*(literal_names(side) for side in (node.left, *node.comparators)))
             if names & NAMES:
                 found.append(f"{where}:{node.lineno}: compares with {sorted(names & NAMES)}")
         elif isinstance(node, ast.Call) and node.args:

@@ -53,7 +53,8 @@ import numpy as np
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER
 from gradcode.runfile.plan import collection_choice
-from gradcode.runlogs import nodelog, protocol
+from gradcode.runlogs import nodelog
+from gradcode.train import protocol
 from gradcode.train.distribution import (
     ChunkSplitter,
     Covering,
