@@ -153,7 +153,7 @@ def test_the_extras_modules_are_what_pyprojects_extras_install():
         for module in modules:
             assert {d.lower() for d in distributions[module]} & names(optional[extra]), module
     assert optional["all"] == [f"gradcode[{','.join(extras.MODULES)}]"]
-    assert "gradcode[all]" in optional["test"]
+    assert "gradcode[all,docs]" in optional["test"]
     # the core installs none of them
     core = names(declared["dependencies"])
     assert not core & {d.lower() for m in EXTRA_MODULES for d in distributions[m]}
