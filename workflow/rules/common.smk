@@ -12,11 +12,13 @@ from gradcode.blas import BLAS_VARIABLES
 from gradcode.codes import build
 from gradcode.data.location import DATA_DIR_ENV
 from gradcode.pipeline import paths
+from gradcode.pipeline.captions import check_captions, load_captions
 from gradcode.pipeline.fit_studies import collect_studies, recommended_plan
 from gradcode.pipeline.figures import (
     FigureTable,
     check_notebooks,
     load_registry,
+    summaries,
     wanted_files,
 )
 from gradcode.pipeline.faults import (
@@ -236,6 +238,37 @@ for _figure, _missing in _FIGURES.left_out(_WANTED).items():
         f"gradcode: figure {_figure} left out: the config does not produce {_missing}",
         file=sys.stderr,
     )
+
+
+# Every figure's caption in the report: workflow/report/captions.yaml, validated by its schema.
+_CAPTIONS = load_captions(
+    Path(workflow.basedir, "workflow", "report", "captions.yaml"),
+    Path(workflow.basedir, "workflow", "schemas", "captions.schema.yaml"),
+)
+# only figures with a notebook: a user's experiment missing from the registry names a figure
+# no notebook draws (check_notebooks allows none beyond the registry's), so none is rendered
+check_captions(
+    _CAPTIONS,
+    [
+        f
+        for f, notebook in _FIGURES.notebooks.items()
+        if (NOTEBOOKS / f"{notebook}.py").is_file()
+    ],
+)
+
+
+def figure_caption(wildcards):
+    """The report's caption of a figure, with the data set each of its runs trained on."""
+    figure = wildcards.figure
+    files = set()
+    for value in FIGURES[figure].values():
+        files |= {value} if isinstance(value, str) else set(value)
+    trained_on = {
+        run: (TRAIN_RUNS[_source_run(run)][1]["data"]["dataset"], run_data(run)[0])
+        for run in [*TRAIN_RUNS, *RECOMMENDED_RUNS]
+        if summaries([run])[0] in files
+    }
+    return _CAPTIONS[figure].text(figure, _FIGURES.notebooks[figure], trained_on)
 
 
 def figure_notebook(wildcards):

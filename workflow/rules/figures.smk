@@ -21,6 +21,8 @@ rule figure:
         "../../envs/gradcode.yaml"
     params:
         parameters=papermill_parameters,
+        # the report's caption (workflow/report/captions.yaml), rendered by figure.rst
+        caption=figure_caption,
     shell:
         "jupytext --to ipynb --set-kernel python3 -o {output.notebook}.source.ipynb"
         " {input.notebook} > {log} 2>&1"
