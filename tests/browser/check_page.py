@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import fnmatch
 import functools
 import http.server
 import json
@@ -33,7 +34,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -290,16 +291,19 @@ def check_page(
         urllib.request.urlopen(f"{devtools_http}/json/close/{target['id']}", timeout=timeout)
 
 
-def pages(target: str, base: str | None) -> list[str]:
-    """The URLs to open for ``target`` (served from ``base`` when it is a file or folder)."""
+def pages(target: str, base: str | None, skip: Sequence[str] = ()) -> list[str]:
+    """The URLs to open for ``target`` (served from ``base`` when it is a file or folder),
+    without a folder's pages whose path inside it matches a pattern of ``skip``."""
     if base is None:
         return [target]
     path = Path(target)
     if path.is_file():
         return [base + urllib.parse.quote(path.name)]
+    inside = (page.relative_to(path).as_posix() for page in sorted(path.rglob("*.html")))
     return [
-        base + urllib.parse.quote(page.relative_to(path).as_posix())
-        for page in sorted(path.rglob("*.html"))
+        base + urllib.parse.quote(page)
+        for page in inside
+        if not any(fnmatch.fnmatch(page, pattern) for pattern in skip)
     ]
 
 
@@ -309,6 +313,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--click", help="CSS selector of elements to click once loaded")
     parser.add_argument("--images", help="JavaScript expression: URLs of images to check")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per page")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        help="a folder's pages to leave out (glob on the path inside it; repeatable)",
+    )
     args = parser.parse_args(argv)
     failures = 0
     start = time.monotonic()
@@ -320,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             root = Path(target) if Path(target).is_dir() else Path(target).parent
             with served(root) if not is_url else _nothing() as base:
-                urls = pages(target, base)
+                urls = pages(target, base, args.skip)
                 if not urls:
                     print(f"browser-check: {target}: no HTML page", file=sys.stderr)
                     return 2

@@ -8,6 +8,7 @@ a failure, elsewhere a skip.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,20 @@ def test_the_site_builds_strictly(tmp_path):
     pages = {p.relative_to(tmp_path / "site").as_posix() for p in (tmp_path / "site").rglob("*")}
     assert "reference/codes/base/index.html" in pages  # the API reference was generated
     assert "papers/000-ye-abbe/index.html" in pages
+    _looked_at_in_a_browser(tmp_path / "site")
+
+
+def _looked_at_in_a_browser(site: Path) -> None:
+    """Debian's headless Chromium opens every page but the API reference's module pages (all
+    alike; their folders' index pages stay): every image loads, no console error, nothing
+    fetched from elsewhere. 16 s for the 77 pages left; all 235 took 51 s (2026-11-27, two cores)."""
+    if shutil.which("chromium") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("no chromium on PATH (.ci/run installs it)")
+        pytest.skip("no chromium on PATH (apt-get install -y chromium)")
+    from tests.browser.check_page import main
+
+    assert main([str(site), "--skip", "reference/*/*/index.html"]) == 0
 
 
 def test_the_readme_is_short_and_its_links_resolve():
