@@ -52,7 +52,8 @@ def test_the_site_builds_strictly(tmp_path):
 def _looked_at_in_a_browser(site: Path) -> None:
     """Debian's headless Chromium opens every page but the API reference's module pages (all
     alike; their folders' index pages stay): every image loads, no console error, nothing
-    fetched from elsewhere. 16 s for the 77 pages left; all 235 took 51 s (2026-11-27, two cores)."""
+    fetched from elsewhere. 16 s for the 77 pages left; all 235 took 51 s (2026-11-27, two
+    cores)."""
     if shutil.which("chromium") is None:
         if os.environ.get("CI") == "true":
             pytest.fail("no chromium on PATH (.ci/run installs it)")
