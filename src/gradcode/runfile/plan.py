@@ -67,7 +67,7 @@ class Plan:
 
     @property
     def world_size(self) -> int:
-        return self.workers + 1 + self.spares
+        return self.topology.ranks(self.code) + self.spares
 
     @property
     def coded_data(self) -> bool:

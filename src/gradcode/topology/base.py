@@ -84,6 +84,11 @@ class Topology(ABC):
         return self.name
 
     # -- the code -------------------------------------------------------------------------
+    def ranks(self, code: GradientCode) -> int:
+        """MPI ranks a run of ``code`` needs (spares aside): rank 0 (the master; a ring's
+        coordinator, which logs and checkpoints) and one rank per worker or tree node."""
+        return code.n + 1
+
     def check(self, code: GradientCode) -> None:
         """``ValueError`` unless ``code`` offers what this shape runs it by."""
         if code.capabilities.topology != self.name:

@@ -125,7 +125,9 @@ def _collection(topology: Topology, code: GradientCode) -> list[str]:
             problems.append("the master's rule names keys it does not receive")
         if not decodable(list(keys)):
             problems.append("the master cannot decode from every key it receives")
-    incoming = [topology.incoming(code, rank) for rank in range(code.n + 1)]
+    if topology.ranks(code) < code.n + 1:
+        problems.append(f"ranks {topology.ranks(code)} leave a worker or the master without one")
+    incoming = [topology.incoming(code, rank) for rank in range(topology.ranks(code))]
     if any(not isinstance(count, int) or count < 0 for count in incoming):
         problems.append(f"incoming messages are not counts: {incoming}")
     return problems
