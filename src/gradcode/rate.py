@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from gradcode.errors import UserError
@@ -106,6 +105,9 @@ class Rate:
         if not 0 < float(text) < math.inf:  # before the exact value: 1e99999999 is no number
             raise RateError(f"{field}: a rate must be finite and > 0, got {value!r}")
         # exactly, then rounded once: 1.1mbit is 1100000 bit/s, not 1100000.0000000002
+        # (fractions loads here: the ranks that only receive a parsed config never parse)
+        from fractions import Fraction
+
         scale = _SCALE[unit[:-3].lower()] * (1 if unit.endswith("B/s") else Fraction(1, 8))
         try:
             amount = float(Fraction(text) * scale)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 
 def read_yaml(path: str | Path, error: type[Exception]) -> Any:
     """The parsed content of ``path``; ``error("<path>: ...")`` when unreadable or not YAML."""
+    # PyYAML loads on the first file read (10 ms): the MPI ranks that only receive their
+    # run's config import the modules that read run files, but never read one
+    import yaml
+
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
