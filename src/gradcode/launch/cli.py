@@ -76,7 +76,7 @@ def cmd_check(args: argparse.Namespace, rest: list[str]) -> int:
 def _faults_line(plan) -> str:
     """How the run meets failures: its MPI, the failures caused on purpose, and whether the
     code decodes without the workers they take (else the run stops there, resumable)."""
-    from gradcode.train.faults.failures import alive_decodable
+    from gradcode.runfile.plan import alive_decodable
 
     faults = plan.config.faults
     launcher = "gradcode cluster ulfm" if faults.lose_node else "python -m gradcode.launch.ulfm"

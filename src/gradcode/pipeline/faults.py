@@ -33,7 +33,7 @@ from typing import Any
 
 from gradcode.pipeline.runs import TrainingRuns
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
-from gradcode.runfile.plan import build_plan
+from gradcode.runfile.plan import alive_decodable, build_plan
 
 #: how the workflow starts a tolerant run's ranks, locally and inside a SLURM allocation
 ULFM_LAUNCHER = "python -m gradcode.launch.ulfm"
@@ -102,8 +102,6 @@ def expected_stop(config: RunConfig) -> list[int] | None:
     lost = config.lost_workers()  # spares counted
     if not lost or config.faults is None:
         return None
-    from gradcode.train.faults.failures import alive_decodable  # loads MPI: not at DAG construction
-
     return None if alive_decodable(build_plan(config).code, lost) else lost
 
 

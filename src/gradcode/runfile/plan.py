@@ -31,6 +31,7 @@ optimizer steps along.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +130,14 @@ class Plan:
         return build_optimizer(options.kind, schedule)
 
 
+def alive_decodable(code: GradientCode, lost: Iterable[int]) -> bool:
+    """Whether ``code`` still decodes once the workers (tree: nodes) ``lost`` never answer."""
+    lost = set(lost)
+    alive = [w for w in range(code.n) if w not in lost]
+    keys = [key for worker in alive for key in code.message_keys(worker)]
+    return bool(keys) and code.is_decodable(keys)
+
+
 def build_plan(config: RunConfig) -> Plan:
     """Build and cross-check the plan of ``config``; ``ConfigError`` naming the key."""
     scheme = config.scheme
@@ -196,9 +205,7 @@ def _check_workers(plan: Plan) -> None:
         if plan.topology.needs_every_worker:
             raise ConfigError(f"{key}: {code.name} cannot finish without every worker")
         quiet = sorted(set(persistent) | set(silent))
-        alive = [w for w in range(n) if w not in quiet]
-        keys = [key for w in alive for key in code.message_keys(w)]
-        if not code.is_decodable(keys):
+        if not alive_decodable(code, quiet):
             raise ConfigError(
                 f"{key}: {code.name} {code.params()} cannot decode without workers {quiet}"
             )

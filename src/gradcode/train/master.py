@@ -52,7 +52,7 @@ import numpy as np
 
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER
-from gradcode.runfile.plan import collection_choice
+from gradcode.runfile.plan import alive_decodable, collection_choice
 from gradcode.runlogs import nodelog
 from gradcode.train import protocol
 from gradcode.train.distribution import (
@@ -61,7 +61,7 @@ from gradcode.train.distribution import (
     distribution_choice,
     scatter_pieces,
 )
-from gradcode.train.faults.failures import CannotContinue, alive_decodable
+from gradcode.train.faults.failures import CannotContinue
 from gradcode.train.faults.spares import Replacements
 from gradcode.train.protocol import clock
 from gradcode.train.pulling import Pulling, collector_puller

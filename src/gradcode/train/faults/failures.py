@@ -28,13 +28,12 @@ worker resumes from that checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from mpi4py import MPI
 
-from gradcode.codes import GradientCode
 from gradcode.train.protocol import clock
 
 #: the job's exit status when failures leave the code unable to decode (1: a bug, 2: bad input)
@@ -180,14 +179,6 @@ def _class_name(error: BaseException) -> str:
         if code is not None and getattr(MPI, name, None) == code:
             return "MPI_" + name
     return str(error)
-
-
-def alive_decodable(code: GradientCode, lost: Iterable[int]) -> bool:
-    """Whether ``code`` still decodes once the workers (tree: nodes) ``lost`` never answer."""
-    lost = set(lost)
-    alive = [w for w in range(code.n) if w not in lost]
-    keys = [key for worker in alive for key in code.message_keys(worker)]
-    return bool(keys) and code.is_decodable(keys)
 
 
 def describe_workers(failures: Sequence[Failure]) -> str:
