@@ -18,7 +18,12 @@ from gradcode.errors import CLIError
 
 
 def _spec(args: argparse.Namespace):
-    from gradcode.cluster.spec import ClusterSpecError, build_spec, parse_node_rate
+    from gradcode.cluster.spec import (
+        ClusterSpecError,
+        build_spec,
+        parse_node_latency,
+        parse_node_rate,
+    )
     from gradcode.yamlfile import read_yaml
 
     options: dict[str, Any] = {}
@@ -41,6 +46,15 @@ def _spec(args: argparse.Namespace):
         node_rates = dict(options.get("node_rates") or {})
         node_rates.update(parse_node_rate(text) for text in args.node_rate)
         options["node_rates"] = node_rates
+    for key in ("latency", "jitter", "master_latency", "master_jitter"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+            names[key] = f"--{key.replace('_', '-')}"
+    if args.node_latency:
+        node_latency = dict(options.get("node_latency") or {})
+        node_latency.update(parse_node_latency(text) for text in args.node_latency)
+        options["node_latency"] = node_latency
+        names["node_latency"] = "--node-latency"
     return build_spec(options, names)
 
 
@@ -66,7 +80,7 @@ def cmd_down(_: argparse.Namespace, rest: list[str]) -> int:
     if left:
         print(f"gradcode cluster: down, but left behind: {', '.join(left)}", file=sys.stderr)
         return 1
-    print("gradcode cluster: down (no namespace, link, mount or daemon left)")
+    print("gradcode cluster: down (no namespace, link, mount, daemon or delayer left)")
     return 0
 
 
@@ -82,11 +96,27 @@ def _print_status(as_json: bool) -> int:
         return 1
     state = "up" if status["complete"] and not status["missing"] else "BROKEN (run down)"
     print(f"cluster {state}, subnet {status['subnet']}")
-    print(f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}  slurm")
+    head = f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}"
+    print(f"{head} {'latency':>9s} {'jitter':>9s}  slurm")
     for node in status["nodes"]:
         print(
             f"{node['name']:10s} {node['role']:7s} {node['address']:14s} "
-            f"{node['egress']:>10s} {node['ingress']:>10s}  {node['slurm']}"
+            f"{node['egress']:>10s} {node['ingress']:>10s} {node['latency']:>9s} "
+            f"{node['jitter']:>9s}  {node['slurm']}"
+        )
+    delayer = status["delayer"]
+    if delayer is not None and delayer["running"]:
+        counts = f"{delayer['packets']} packets"
+        if delayer["cpu_us_per_packet"] is not None:
+            counts += (
+                f", {delayer['cpu_us_per_packet']} us CPU each, released "
+                f"{delayer['late_us_mean']} us late on average"
+            )
+        print(f"link delayer: running (pid {delayer['pid']}, {counts})")
+    elif delayer is not None:
+        print(
+            f"link delayer: DIED (pid {delayer['pid']}): the links have no latency now "
+            "(gradcode cluster up again remakes the cluster)"
         )
     if status["missing"]:
         print(f"missing: {', '.join(status['missing'])}")
@@ -312,6 +342,18 @@ def _add_up(actions: argparse._SubParsersAction) -> None:
         action="append",
         metavar="NODE=RATE[/INGRESS]",
         help="one node's rate (both directions, or egress/ingress); repeat for more nodes",
+    )
+    up.add_argument(
+        "--latency", help="what a packet to a worker's node pays, e.g. 1ms (default none)"
+    )
+    up.add_argument("--jitter", help="the latency's spread both ways, e.g. 0.2ms (<= latency)")
+    up.add_argument("--master-latency", help="to the master's node (default: the workers')")
+    up.add_argument("--master-jitter", help="the master's node's jitter (default: the workers')")
+    up.add_argument(
+        "--node-latency",
+        action="append",
+        metavar="NODE=LATENCY[/JITTER]",
+        help="one node's latency (and jitter); repeat for more nodes",
     )
     up.add_argument("--no-slurm", action="store_true", help="only the network (and launcher)")
     up.set_defaults(func=cmd_up)

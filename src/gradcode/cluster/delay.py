@@ -1,0 +1,250 @@
+"""Latency on the cluster's links: the switch's rules that queue each port's packets, the
+delayer process that holds them (``delayer``), started, changed, checked and stopped.
+
+Why user space: this kernel loads no ``netem`` (nor ``fq`` or ``etf``), only ``tbf``, ``htb``
+and ``clsact``; the netfilter queue does load. In the switch's namespace the bridge hands its
+forwarded IPv4 packets to iptables (``br_netfilter``, ``net.bridge.bridge-nf-call-iptables=1``
+there), and one rule per node,
+``FORWARD -m physdev --physdev-out gc-nI -j NFQUEUE --queue-num I --queue-bypass``, queues what
+leaves the bridge for node I's port; the node's ingress ``tbf`` on that port comes after. The
+rules go with the switch's namespace at ``down``; the delayer is recorded in the state file
+(pid, command, its config and status files) and stopped by ``down`` before the namespace. If
+it dies, ``--queue-bypass`` lets the packets through undelayed (the kernel drops the queues of
+a closed socket, and a queue without a listener is bypassed): nothing hangs, and ``cluster
+status`` says the delayer died.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gradcode.atomic import write_json
+from gradcode.cluster import network
+from gradcode.cluster.network import ClusterError
+from gradcode.cluster.spec import SWITCH, ClusterSpec
+from gradcode.cluster.state import RUN_DIR, State
+from gradcode.duration import Duration
+
+BRIDGE_SYSCTL = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
+#: how the delayer is recognised among processes (its module, in its command line)
+MODULE = "gradcode.cluster.delayer"
+#: seconds the delayer has to bind its queues, or to take up a new setting
+READY_SECONDS = 10.0
+
+
+def config_path() -> Path:
+    return RUN_DIR / "delayer.json"
+
+
+def status_path() -> Path:
+    return RUN_DIR / "delayer-status.json"
+
+
+def log_path() -> Path:
+    return RUN_DIR / "delayer.log"
+
+
+def require_netfilter() -> None:
+    """iptables and the bridge's netfilter hook, or one line saying what to install."""
+    if shutil.which("iptables") is None:
+        raise ClusterError("latency needs iptables: apt-get install iptables")
+    if not BRIDGE_SYSCTL.parent.exists():
+        network.run(["modprobe", "br_netfilter"], check=False)
+        if not BRIDGE_SYSCTL.parent.exists():
+            raise ClusterError(
+                "latency needs the kernel's br_netfilter (modprobe br_netfilter failed): "
+                "this kernel cannot delay bridged packets"
+            )
+
+
+def rule(spec: ClusterSpec, index: int, action: str) -> list[str]:
+    """The iptables command that adds (``-A``) or deletes (``-D``) node ``index``'s queue
+    rule, run in the switch's namespace."""
+    node = spec.nodes[index]
+    return [
+        "nsenter",
+        f"--net={network.netns_path(SWITCH)}",
+        "--",
+        "iptables",
+        "-w",
+        action,
+        "FORWARD",
+        "-m",
+        "physdev",
+        "--physdev-out",
+        node.switch_port,
+        "-j",
+        "NFQUEUE",
+        "--queue-num",
+        str(node.index),
+        "--queue-bypass",
+    ]
+
+
+def delays(spec: ClusterSpec) -> dict[int, tuple[Duration, Duration]]:
+    """Each node's queue and its (latency, jitter)."""
+    return {node.index: (node.latency, node.jitter) for node in spec.nodes}
+
+
+def write_config(generation: int, settings: Mapping[int, tuple[Duration, Duration]]) -> None:
+    write_json(
+        config_path(),
+        {
+            "generation": generation,
+            "queues": {
+                str(q): [lat.nanoseconds, jit.nanoseconds] for q, (lat, jit) in settings.items()
+            },
+        },
+    )
+
+
+def read_status() -> dict[str, Any] | None:
+    try:
+        return json.loads(status_path().read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def start(spec: ClusterSpec, state: State) -> dict[str, Any]:
+    """Start the delayer with ``spec``'s latencies and queue every port's packets to it (each
+    step recorded first); the delayer's state entry."""
+    require_netfilter()
+    # per namespace since Linux 5.3; a new namespace starts with the host's default, so set
+    state.record("bridge-nf", namespace=SWITCH)
+    network.run(
+        [
+            "nsenter",
+            f"--net={network.netns_path(SWITCH)}",
+            "--",
+            "sysctl",
+            "-qw",
+            "net.bridge.bridge-nf-call-iptables=1",
+        ]
+    )
+    write_config(1, delays(spec))
+    status_path().unlink(missing_ok=True)
+    argv = [
+        *["nsenter", f"--net={network.netns_path(SWITCH)}", "--"],
+        *[sys.executable, "-m", MODULE, "--config", str(config_path())],
+        *["--status", str(status_path())],
+    ]
+    entry = state.record("delayer", argv=argv)
+    with open(log_path(), "ab") as log:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    state.update(entry, pid=process.pid, started=time.time())
+    _await_generation(1, process.pid)
+    for node in spec.nodes:
+        state.record("queue-rule", index=node.index, port=node.switch_port)
+        network.run(rule(spec, node.index, "-A"))
+    return entry
+
+
+def _await_generation(generation: int, pid: int) -> None:
+    """Wait until the delayer's status says ``generation`` (it bound its queues or took a new
+    setting); a one-line ``ClusterError`` with its last words if it died or took too long."""
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
+        status = read_status()
+        if status is not None and status.get("generation") == generation:
+            return
+        if not running(pid):
+            break
+        time.sleep(0.02)
+    try:
+        said = log_path().read_text().strip().splitlines()[-1:]
+    except OSError:
+        said = []
+    what = "died" if not running(pid) else f"did not answer in {READY_SECONDS:g} s"
+    raise ClusterError(f"the link delayer (pid {pid}) {what}: {' '.join(said) or 'no output'}")
+
+
+def entry_of(state: State) -> dict[str, Any] | None:
+    return next((e for e in state.resources if e["kind"] == "delayer"), None)
+
+
+def running(pid: int | None) -> bool:
+    """Whether ``pid`` is a live delayer (not some later process that got its number)."""
+    if not pid:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and MODULE.encode() in cmdline
+
+
+def reconfigure(settings: Mapping[int, tuple[Duration, Duration]], state: State) -> int:
+    """Give the running delayer new (latency, jitter) per queue and wait until it holds them;
+    the setting's generation."""
+    entry = entry_of(state)
+    pid = None if entry is None else entry.get("pid")
+    if entry is None or not running(pid):
+        raise ClusterError(
+            "the cluster's link delayer is not running"
+            + (" (it died: gradcode cluster up again remakes the cluster)" if entry else "")
+        )
+    status = read_status() or {}
+    generation = int(status.get("generation", 1)) + 1
+    current = {int(q): d for q, d in json.loads(config_path().read_text())["queues"].items()}
+    unknown = set(settings) - set(current)
+    if unknown:
+        raise ClusterError(f"the delayer has no queue for node(s) {sorted(unknown)}")
+    write_config(
+        generation, {**{q: tuple(map(Duration, d)) for q, d in current.items()}, **settings}
+    )
+    os.kill(int(pid), 1)  # SIGHUP: read the config again
+    _await_generation(generation, int(pid))
+    return generation
+
+
+def stop(state: State) -> None:
+    """Stop the delayer if it runs (it lets every packet it holds go first); the rules go
+    with the switch's namespace."""
+    entry = entry_of(state)
+    if entry is not None and running(entry.get("pid")):
+        network.terminate([int(entry["pid"])])
+
+
+def report(state: State) -> dict[str, Any] | None:
+    """The delayer as ``cluster status`` shows it: running or died, and its counters."""
+    entry = entry_of(state)
+    if entry is None:
+        return None
+    pid = entry.get("pid")
+    status = read_status() or {}
+    alive = running(pid)
+    packets = status.get("packets") or 0
+    return {
+        "pid": pid,
+        "running": alive,
+        "realtime": status.get("realtime"),
+        "packets": packets,
+        "cpu_seconds": status.get("cpu_seconds"),
+        # the CPU since the queues were bound: Python's start-up is no packet's
+        "cpu_us_per_packet": (
+            round((status["cpu_seconds"] - status["cpu_seconds_at_start"]) / packets * 1e6, 1)
+            if packets
+            else None
+        ),
+        "late_us_mean": status.get("late_us_mean"),
+    }
+
+
+def leftovers() -> list[str]:
+    """Delayer processes still alive anywhere on the machine."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(os.getpid()) and running(int(entry.name)):
+            found.append(f"process {MODULE} {entry.name}")
+    return found
