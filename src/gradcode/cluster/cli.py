@@ -1,4 +1,4 @@
-"""``gradcode cluster up|down|status|exec|mpiexec|ulfm|measure|cut|lose|rate``: an emulated
+"""``gradcode cluster up|down|status|exec|mpiexec|ulfm|measure|cut|lose|rate|latency``: an emulated
 multi-node cluster.
 
 Hooked into the main parser by ``add_parser(subparsers)``; handlers return an exit status and
@@ -278,6 +278,36 @@ def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
     return rerate.run_rates(plan, command, args.record)
 
 
+def cmd_latency(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control, network, relatency
+    from gradcode.cluster.state import State
+
+    spec = control.current_spec()
+    # checked before the command is looked at: a bad value is the first thing to hear about
+    plan = relatency.plan_latency(
+        spec,
+        args.latency,
+        args.jitter,
+        args.master_latency,
+        args.master_jitter,
+        _latency_nodes(),
+    )
+    command = _command(rest)
+    network.require_privileges()
+    state = State.load()
+    if state is None:
+        raise CLIError("no emulated cluster is up: gradcode cluster up --nodes N first")
+    return relatency.run_latency(plan, state, command, args.record)
+
+
+def _latency_nodes() -> list[str] | None:
+    """In a SLURM job only its own nodes, which it holds alone (--exclusive); else every
+    node."""
+    from gradcode.cluster import rerate
+
+    return rerate.job_nodes()
+
+
 def _node_action(
     actions: argparse._SubParsersAction, name: str, what: str, node: str
 ) -> argparse.ArgumentParser:
@@ -320,6 +350,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_cut(actions)
     _add_lose(actions)
     _add_rate(actions)
+    _add_latency(actions)
 
 
 def _add_up(actions: argparse._SubParsersAction) -> None:
@@ -505,3 +536,21 @@ def _add_rate(actions: argparse._SubParsersAction) -> None:
     rerate.add_argument("--master-rate", help="the master's node's link (default: --rate)")
     rerate.add_argument("--record", help="write what was set and restored (JSON) here")
     rerate.set_defaults(func=cmd_rate)
+
+
+def _add_latency(actions: argparse._SubParsersAction) -> None:
+    """``cluster latency``: every link at another latency during a command."""
+    latency = actions.add_parser(
+        "latency",
+        help="every link (in a SLURM job: its nodes') at another latency while a command runs "
+        "(-- CMD ...), then the cluster's own latencies back",
+        allow_abbrev=False,
+    )
+    latency.add_argument(
+        "--latency", required=True, help="what a packet to a worker's node pays, e.g. 1ms"
+    )
+    latency.add_argument("--jitter", help="the latency's spread both ways (default 0)")
+    latency.add_argument("--master-latency", help="to the master's node (default: --latency)")
+    latency.add_argument("--master-jitter", help="the master's node's jitter (default: --jitter)")
+    latency.add_argument("--record", help="write what was set and restored (JSON) here")
+    latency.set_defaults(func=cmd_latency)

@@ -113,9 +113,14 @@ def read_status() -> dict[str, Any] | None:
         return None
 
 
-def start(spec: ClusterSpec, state: State) -> dict[str, Any]:
-    """Start the delayer with ``spec``'s latencies and queue every port's packets to it (each
-    step recorded first); the delayer's state entry."""
+def start(
+    spec: ClusterSpec,
+    state: State,
+    settings: Mapping[int, tuple[Duration, Duration]] | None = None,
+) -> dict[str, Any]:
+    """Start the delayer with ``spec``'s latencies (or ``settings``: each node's queue and its
+    latency and jitter) and queue every port's packets to it (each step recorded first); the
+    delayer's state entry."""
     require_netfilter()
     # per namespace since Linux 5.3; a new namespace starts with the host's default, so set
     state.record("bridge-nf", namespace=SWITCH)
@@ -129,7 +134,7 @@ def start(spec: ClusterSpec, state: State) -> dict[str, Any]:
             "net.bridge.bridge-nf-call-iptables=1",
         ]
     )
-    write_config(1, delays(spec))
+    write_config(1, delays(spec) if settings is None else settings)
     status_path().unlink(missing_ok=True)
     argv = [
         *["nsenter", f"--net={network.netns_path(SWITCH)}", "--"],
@@ -214,6 +219,23 @@ def stop(state: State) -> None:
     entry = entry_of(state)
     if entry is not None and running(entry.get("pid")):
         network.terminate([int(entry["pid"])])
+
+
+#: what ``start`` records
+KINDS = ("bridge-nf", "delayer", "queue-rule")
+
+
+def remove(spec: ClusterSpec, state: State) -> None:
+    """Undo ``start`` with the cluster still up: the rules out, the delayer stopped (after
+    the rules, so nothing is queued with no one to let it go) and forgotten."""
+    for entry in state.resources:
+        if entry["kind"] == "queue-rule":
+            network.run(rule(spec, entry["index"], "-D"), check=False)
+    stop(state)
+    state.data["resources"] = [e for e in state.resources if e["kind"] not in KINDS]
+    state.save()
+    for path in (config_path(), status_path()):
+        path.unlink(missing_ok=True)
 
 
 def report(state: State) -> dict[str, Any] | None:
