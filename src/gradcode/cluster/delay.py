@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -37,7 +38,7 @@ BRIDGE_SYSCTL = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
 #: how the delayer is recognised among processes (its module, in its command line)
 MODULE = "gradcode.cluster.delayer"
 #: seconds the delayer has to bind its queues, or to take up a new setting
-READY_SECONDS = 10.0
+READY_SECONDS = 20.0
 
 
 def config_path() -> Path:
@@ -165,11 +166,17 @@ def _await_generation(generation: int, pid: int) -> None:
         if not running(pid):
             break
         time.sleep(0.02)
+    hung = running(pid)
+    if hung:
+        os.kill(pid, signal.SIGUSR1)  # its stack to the log (faulthandler), innermost first
+        time.sleep(0.5)
     try:
-        said = log_path().read_text().strip().splitlines()[-1:]
+        lines = log_path().read_text().strip().splitlines()
     except OSError:
-        said = []
-    what = "died" if not running(pid) else f"did not answer in {READY_SECONDS:g} s"
+        lines = []
+    frames = [line.strip() for line in lines if line.strip().startswith("File ")]
+    said = frames[:1] if hung and frames else lines[-1:]  # where it hangs, or why it died
+    what = f"did not answer in {READY_SECONDS:g} s" if hung else "died"
     raise ClusterError(f"the link delayer (pid {pid}) {what}: {' '.join(said) or 'no output'}")
 
 
