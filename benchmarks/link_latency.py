@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -111,9 +112,11 @@ def main() -> None:
     parser.add_argument("--bytes", type=int, default=20_000_000)
     parser.add_argument("--streams", type=int, default=3)
     args = parser.parse_args()
+    # the machine is shared: what else ran shows in the load, beside every result
     for latency in args.latencies:
-        print(json.dumps({"round_trips": round_trips(latency, args.pings)}), flush=True)
-    print(json.dumps({"tcp": tcp(args.bytes, args.streams)}), flush=True)
+        found = round_trips(latency, args.pings)
+        print(json.dumps({"round_trips": found, "load": os.getloadavg()[0]}), flush=True)
+    print(json.dumps({"tcp": tcp(args.bytes, args.streams), "load": os.getloadavg()[0]}))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -148,26 +148,30 @@ def start(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
         )
     state.update(entry, pid=process.pid, started=time.time())
-    _await_generation(1, process.pid)
+    # its own exit status, not /proc: while nsenter turns into python its command line flickers
+    _await_generation(1, process.pid, lambda: process.poll() is None)
     for node in spec.nodes:
         state.record("queue-rule", index=node.index, port=node.switch_port)
         network.run(rule(spec, node.index, "-A"))
     return entry
 
 
-def _await_generation(generation: int, pid: int) -> None:
+def _await_generation(generation: int, pid: int, alive: Callable[[], bool]) -> None:
     """Wait until the delayer's status says ``generation`` (it bound its queues or took a new
-    setting); a one-line ``ClusterError`` with its last words if it died or took too long."""
+    setting); a one-line ``ClusterError`` with its last words if it died (``alive`` says
+    whether it still runs) or took too long."""
     deadline = time.monotonic() + READY_SECONDS
     while time.monotonic() < deadline:
         status = read_status()
         if status is not None and status.get("generation") == generation:
             return
-        if not running(pid):
+        if not alive():
             break
         time.sleep(0.02)
-    hung = running(pid)
+    hung = alive()
+    where = ""
     if hung:
+        where = f" ({_where(pid)})"
         os.kill(pid, signal.SIGUSR1)  # its stack to the log (faulthandler), innermost first
         time.sleep(0.5)
     try:
@@ -176,8 +180,19 @@ def _await_generation(generation: int, pid: int) -> None:
         lines = []
     frames = [line.strip() for line in lines if line.strip().startswith("File ")]
     said = frames[:1] if hung and frames else lines[-1:]  # where it hangs, or why it died
-    what = f"did not answer in {READY_SECONDS:g} s" if hung else "died"
+    what = f"did not answer in {READY_SECONDS:g} s{where}" if hung else "died"
     raise ClusterError(f"the link delayer (pid {pid}) {what}: {' '.join(said) or 'no output'}")
+
+
+def _where(pid: int) -> str:
+    """A process's program, scheduler state and kernel wait channel: where it hangs."""
+    try:
+        program = Path(f"/proc/{pid}/comm").read_text().strip()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        channel = Path(f"/proc/{pid}/wchan").read_text().strip() or "-"
+    except OSError as error:
+        return str(error)
+    return f"{program}, state {state}, waiting in {channel}"
 
 
 def entry_of(state: State) -> dict[str, Any] | None:
@@ -216,7 +231,7 @@ def reconfigure(settings: Mapping[int, tuple[Duration, Duration]], state: State)
         generation, {**{q: tuple(map(Duration, d)) for q, d in current.items()}, **settings}
     )
     os.kill(int(pid), 1)  # SIGHUP: read the config again
-    _await_generation(generation, int(pid))
+    _await_generation(generation, int(pid), lambda: running(int(pid)))
     return generation
 
 
