@@ -145,3 +145,49 @@ def test_a_bad_latency_plan_is_one_line(args, says):
     with pytest.raises(relatency.LatencyError) as error:
         relatency.plan_latency(spec, *args)
     assert says in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_mismatch_between_stated_and_actual_latency_names_both():
+    spec = build_spec({"nodes": 3, "latency": "1ms"})
+    assert spec.latency_mismatch(0.001) is None
+    assert spec.latency_mismatch(0.0) == (
+        "network.links.latency states 0 s, but the emulated cluster that is up has gc-node1's "
+        "latency at 1ms; 2 more nodes differ"
+    )
+    one = build_spec({"nodes": 3, "latency": "1ms", "master_latency": "2ms"})
+    assert one.latency_mismatch(0.001) == (
+        "network.links.latency states 0.001 s, but the emulated cluster that is up has "
+        "gc-node0's latency at 2ms"
+    )
+
+
+def _cluster_up(monkeypatch, tmp_path, spec: ClusterSpec, delayer_pid: int | None) -> None:
+    from gradcode.cluster import state
+
+    monkeypatch.setattr(state, "RUN_DIR", tmp_path)
+    resources = [] if delayer_pid is None else [{"kind": "delayer", "pid": delayer_pid}]
+    state.State({"spec": spec.as_dict(), "complete": True, "resources": resources}).save()
+
+
+def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path):
+    from gradcode.cluster.state import stated_links_mismatch
+    from gradcode.rate import Rate
+
+    rate = Rate.parse("100mbit", "rate")
+    spec = build_spec({"nodes": 2, "rate": "100mbit", "latency": "0.5ms"})
+    _cluster_up(monkeypatch, tmp_path, spec, delayer_pid=1)  # pid 1 is no delayer: died
+    assert stated_links_mismatch(rate, rate, 0.0005) is None
+    said = stated_links_mismatch(rate, rate, 0.001)
+    assert said is not None and "states 0.001 s" in said and "at 500us" in said
+    assert stated_links_mismatch(rate, rate) is None  # latency not stated: not compared
+    record = delay.links_record()
+    assert record["delayer"] == "died"
+    assert record["nodes"][1] == {
+        "name": "gc-node1",
+        "egress": "100mbit",
+        "ingress": "100mbit",
+        "latency": "500us",
+        "jitter": "0ms",
+    }
+    _cluster_up(monkeypatch, tmp_path, build_spec({"nodes": 2}), delayer_pid=None)
+    assert delay.links_record()["delayer"] == "none"

@@ -180,6 +180,22 @@ class ClusterSpec:
             f"{node.name}'s {direction} at {format_limit(actual)}{more}"
         )
 
+    def latency_mismatch(self, latency: float) -> str | None:
+        """Where this cluster's latencies differ from ``latency`` seconds one way stated for
+        every node (a run file's ``network.links.latency``): one line naming both, ``None``
+        when every node has it (to the nanosecond)."""
+        stated = round(latency * 1e9)
+        differing = [
+            node for node in (*self.nodes[1:], self.master) if node.latency.nanoseconds != stated
+        ]
+        if not differing:
+            return None
+        more = f"; {len(differing) - 1} more nodes differ" if differing[1:] else ""
+        return (
+            f"network.links.latency states {latency:g} s, but the emulated cluster that is up "
+            f"has {differing[0].name}'s latency at {differing[0].latency}{more}"
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "subnet": self.subnet,
