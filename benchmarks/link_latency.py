@@ -36,17 +36,20 @@ BIN = Path(sys.executable).parent
 def round_trips(latency: str, pings: int) -> dict:
     """``pings`` round trips gc-node1 -> gc-node2 with every link at ``latency``."""
     spec = current_spec()
-    ping = ["ping", "-U", "-n", "-c", str(pings), "-i", "0.01", "-W", "1"]
+    setting = 2 * Duration.parse(latency, "--latencies").seconds * 1e3
+    # one ping at a time: the next leaves after the last came back
+    interval = max(0.01, 2 * setting / 1e3)
+    ping = ["ping", "-U", "-n", "-c", str(pings), "-i", f"{interval:g}", "-W", "1"]
     argv = [str(BIN / "gradcode"), "cluster", "latency", "--latency", latency, "--"]
     argv += [*network.enter("gc-node1"), *ping, spec.node("gc-node2").address]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True)
     trips = sorted(float(t) for t in re.findall(r"time=([0-9.]+) ms", done.stdout))
-    setting = 2 * Duration.parse(latency, "--latencies").seconds * 1e3
     deciles = statistics.quantiles(trips, n=10)
     return {
         "latency": latency,
         "round_trip_setting_ms": setting,
         "pings": len(trips),
+        "interval_s": interval,
         "median_ms": round(statistics.median(trips), 3),
         "p10_ms": round(deciles[0], 3),
         "p90_ms": round(deciles[-1], 3),
@@ -107,7 +110,7 @@ def tcp(count: int, streams: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--latencies", nargs="+", default=["0.1ms", "0.5ms", "1ms", "5ms"])
+    parser.add_argument("--latencies", nargs="*", default=["0.1ms", "0.5ms", "1ms", "5ms"])
     parser.add_argument("--pings", type=int, default=200)
     parser.add_argument("--bytes", type=int, default=20_000_000)
     parser.add_argument("--streams", type=int, default=3)
