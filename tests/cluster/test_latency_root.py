@@ -96,6 +96,23 @@ def test_cluster_latency_sets_5ms_during_a_command_and_puts_0_5ms_back(cluster, 
     _assert_round_trip(_round_trips("gc-node1", "gc-node2"), 0.5)
 
 
+def test_jitter_spreads_round_trips_within_its_bounds(cluster):
+    # 1 ms +- 0.5 ms each way, uniform: round trips from 1 to 3 ms, their middle half about
+    # 0.5 ms wide (the sum of two uniform delays), the median near 2 ms
+    ping = [*network.enter("gc-node1"), *PING, "10.251.0.12"]
+    done = subprocess.run(
+        [GRADCODE, "cluster", "latency", "--latency", "1ms", "--jitter", "0.5ms", "--", *ping],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    trips = [float(t) for t in re.findall(r"time=([0-9.]+) ms", done.stdout)]
+    quartiles = statistics.quantiles(trips, n=4)
+    assert min(trips) >= 1.0 and abs(quartiles[1] - 2.0) <= 0.3, trips
+    assert 0.25 <= quartiles[2] - quartiles[0] <= 1.0, trips
+
+
 def test_tcp_runs_at_the_rate_with_latency(cluster):
     # a 4 MB stream through 100 Mbit/s and 0.5 ms each way: the rate, not the latency, bounds it
     best = max(
