@@ -110,39 +110,46 @@ class Error(NamedTuple):
     seq: int
 
 
-def _attributes(data: bytes, start: int, end: int) -> Iterator[tuple[int, bytes]]:
-    while start + _NLATTR.size <= end:
-        length, kind = _NLATTR.unpack_from(data, start)
-        if length < _NLATTR.size:
-            break
-        yield kind & 0x3FFF, data[start + _NLATTR.size : start + length]
-        start += _align(length)
+_ERRNO = struct.Struct("=i")
+_SEQ = struct.Struct("=I")
+_PACKET_ID = struct.Struct("!I")
+_STAMP = struct.Struct("!QQ")
+_PACKET = NFNL_SUBSYS_QUEUE << 8 | NFQNL_MSG_PACKET
 
 
 def parse(data: bytes) -> Iterator[Packet | Error]:
-    """The packets and errors in one datagram from the kernel (other messages skipped)."""
-    offset = 0
-    while offset + _NLMSGHDR.size <= len(data):
+    """The packets and errors in one datagram from the kernel (other messages skipped).
+
+    Attributes are walked in place (no slices, no inner generator): this runs once per
+    packet the delayer holds."""
+    offset, size = 0, len(data)
+    while offset + 16 <= size:
         length, kind, _flags, seq, _port = _NLMSGHDR.unpack_from(data, offset)
-        if length < _NLMSGHDR.size:
+        if length < 16:
             break
-        end = min(offset + length, len(data))
-        if kind == NLMSG_ERROR:
-            (code,) = struct.unpack_from("=i", data, offset + _NLMSGHDR.size)
-            # the error's own header repeats the request's: its sequence number says which
-            request_seq = struct.unpack_from("=I", data, offset + _NLMSGHDR.size + 12)[0]
-            yield Error(-code, request_seq if request_seq else seq)
-        elif kind == NFNL_SUBSYS_QUEUE << 8 | NFQNL_MSG_PACKET:
-            _family, _version, queue = _NFGENMSG.unpack_from(data, offset + _NLMSGHDR.size)
+        end = min(offset + length, size)
+        if kind == _PACKET:
+            queue = _NFGENMSG.unpack_from(data, offset + 16)[2]
             packet_id, stamp = None, None
-            for attr, payload in _attributes(data, offset + HEADER, end):
-                if attr == NFQA_PACKET_HDR:
-                    (packet_id,) = struct.unpack_from("!I", payload)
-                elif attr == NFQA_TIMESTAMP:
-                    seconds, micros = struct.unpack_from("!QQ", payload)
-                    stamp = seconds * 10**9 + micros * 1000
+            at = offset + HEADER
+            while at + 4 <= end:
+                attr_length, attr = _NLATTR.unpack_from(data, at)
+                if attr_length < 4:
+                    break
+                attr &= 0x3FFF
+                if attr == NFQA_PACKET_HDR and attr_length >= 8:
+                    packet_id = _PACKET_ID.unpack_from(data, at + 4)[0]
+                elif attr == NFQA_TIMESTAMP and attr_length >= 20:
+                    seconds, micros = _STAMP.unpack_from(data, at + 4)
+                    stamp = seconds * 1_000_000_000 + micros * 1000
+                at += (attr_length + 3) & ~3
             if packet_id is not None:
                 yield Packet(queue, packet_id, stamp)
+        elif kind == NLMSG_ERROR and offset + 36 <= size:
+            code = _ERRNO.unpack_from(data, offset + 16)[0]
+            # the error's own header repeats the request's: its sequence number says which
+            request_seq = _SEQ.unpack_from(data, offset + 28)[0]
+            yield Error(-code, request_seq if request_seq else seq)
         offset += _align(length)
 
 
