@@ -181,7 +181,7 @@ def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path)
     assert said is not None and "states 0.001 s" in said and "at 500us" in said
     assert stated_links_mismatch(rate, rate) is None  # latency not stated: not compared
     record = delay.links_record()
-    assert record["delayer"] == "died"
+    assert record["delayer"] == "died" and record["delayer_last_alive"] is None  # no status
     assert record["nodes"][1] == {
         "name": "gc-node1",
         "egress": "100mbit",
@@ -191,3 +191,4 @@ def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path)
     }
     _cluster_up(monkeypatch, tmp_path, build_spec({"nodes": 2}), delayer_pid=None)
     assert delay.links_record()["delayer"] == "none"
+    assert delay.links_record()["delayer_last_alive"] is None

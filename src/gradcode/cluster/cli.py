@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from gradcode.errors import CLIError
@@ -114,9 +115,13 @@ def _print_status(as_json: bool) -> int:
             )
         print(f"link delayer: running (pid {delayer['pid']}, {counts})")
     elif delayer is not None:
+        when = ""
+        if delayer["last_alive"] is not None:
+            moment = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(delayer["last_alive"]))
+            when = f", last alive {moment}"
         print(
-            f"link delayer: DIED (pid {delayer['pid']}): the links have no latency now "
-            "(gradcode cluster up again remakes the cluster)"
+            f"link delayer: DIED (pid {delayer['pid']}{when}): the links have no latency "
+            "since (gradcode cluster up again remakes the cluster)"
         )
     if status["missing"]:
         print(f"missing: {', '.join(status['missing'])}")

@@ -283,14 +283,16 @@ def report(state: State) -> dict[str, Any] | None:
             else None
         ),
         "late_us_mean": status.get("late_us_mean"),
+        # its status is rewritten every second: when it died, to within a second
+        "last_alive": status.get("wall"),
     }
 
 
 def links_record() -> dict[str, Any] | None:
     """The links of the emulated cluster that is up, as a run's ``summary.json`` records them
     (``communication.cluster``): each node's rates, latency and jitter as brought up, and the
-    delayer (``running``, ``died``, or ``none`` without latency); ``None`` when no cluster is
-    up."""
+    delayer (``running``, ``died`` and when it was last alive, or ``none`` without latency);
+    ``None`` when no cluster is up."""
     from gradcode.cluster.spec import format_limit
 
     state = State.load()
@@ -298,6 +300,8 @@ def links_record() -> dict[str, Any] | None:
         return None
     spec = ClusterSpec.from_dict(state.data["spec"])
     entry = entry_of(state)
+    delayer = "none" if entry is None else "running" if running(entry.get("pid")) else "died"
+    last_alive = (read_status() or {}).get("wall") if delayer == "died" else None
     return {
         "nodes": [
             {
@@ -309,7 +313,9 @@ def links_record() -> dict[str, Any] | None:
             }
             for node in spec.nodes
         ],
-        "delayer": "none" if entry is None else "running" if running(entry.get("pid")) else "died",
+        "delayer": delayer,
+        # when a delayer that died last said it was alive (wall clock, to within a second)
+        "delayer_last_alive": last_alive,
     }
 
 
