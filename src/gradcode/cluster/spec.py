@@ -354,8 +354,10 @@ def _delays(
             )
         else:
             found[index] = (parse_delay(value, f"{key}.{name}"), own[1])
-    for index, (node_latency, node_jitter) in enumerate(found):
-        where = "master_jitter" if index == 0 and "master_jitter" in options else "jitter"
+    for index in [*range(1, count), 0]:  # the workers' first: what --jitter is about
+        node_latency, node_jitter = found[index]
+        # the master's jitter defaults to the workers', and may not fit its own latency
+        where = "master_jitter" if index == 0 else "jitter"
         if f"{PREFIX}node{index}" in given:
             where = f"{key}.{PREFIX}node{index}"
         check_jitter(node_latency, node_jitter, named.get(where, where))
