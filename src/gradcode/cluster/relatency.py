@@ -12,8 +12,9 @@ applies to packets that arrive after it; packets already held keep their release
 A cluster brought up without latency has no delayer (its packets never leave the kernel):
 then one is started for the command, with its rules, and removed after it; meanwhile every
 port's packets pass through it, the other nodes' (outside a SLURM job's) at no delay, which
-still costs them the delayer's own path (about 0.15 ms a pass, ``docs/measurements``). A delayer that died
-is refused (``cluster status`` says so): its links would not have the latency asked for.
+still costs them the delayer's own path (about 0.15 ms a pass, ``docs/measurements``). A
+delayer that died is refused (``cluster status`` says so): its links would not have the
+latency asked for.
 
 ``--record FILE`` writes what was done as JSON: the latencies as set (nanoseconds and as
 stated), the moments they held and were put back on the monotonic and wall clocks, the command
