@@ -1,4 +1,4 @@
-"""``gradcode cluster up|down|status|exec|mpiexec|ulfm|measure|cut|lose|rate``: an emulated
+"""``gradcode cluster up|down|status|exec|mpiexec|ulfm|measure|cut|lose|rate|latency``: an emulated
 multi-node cluster.
 
 Hooked into the main parser by ``add_parser(subparsers)``; handlers return an exit status and
@@ -12,13 +12,19 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from gradcode.errors import CLIError
 
 
 def _spec(args: argparse.Namespace):
-    from gradcode.cluster.spec import ClusterSpecError, build_spec, parse_node_rate
+    from gradcode.cluster.spec import (
+        ClusterSpecError,
+        build_spec,
+        parse_node_latency,
+        parse_node_rate,
+    )
     from gradcode.yamlfile import read_yaml
 
     options: dict[str, Any] = {}
@@ -41,6 +47,15 @@ def _spec(args: argparse.Namespace):
         node_rates = dict(options.get("node_rates") or {})
         node_rates.update(parse_node_rate(text) for text in args.node_rate)
         options["node_rates"] = node_rates
+    for key in ("latency", "jitter", "master_latency", "master_jitter"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+            names[key] = f"--{key.replace('_', '-')}"
+    if args.node_latency:
+        node_latency = dict(options.get("node_latency") or {})
+        node_latency.update(parse_node_latency(text) for text in args.node_latency)
+        options["node_latency"] = node_latency
+        names["node_latency"] = "--node-latency"
     return build_spec(options, names)
 
 
@@ -66,7 +81,7 @@ def cmd_down(_: argparse.Namespace, rest: list[str]) -> int:
     if left:
         print(f"gradcode cluster: down, but left behind: {', '.join(left)}", file=sys.stderr)
         return 1
-    print("gradcode cluster: down (no namespace, link, mount or daemon left)")
+    print("gradcode cluster: down (no namespace, link, mount, daemon or delayer left)")
     return 0
 
 
@@ -82,11 +97,31 @@ def _print_status(as_json: bool) -> int:
         return 1
     state = "up" if status["complete"] and not status["missing"] else "BROKEN (run down)"
     print(f"cluster {state}, subnet {status['subnet']}")
-    print(f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}  slurm")
+    head = f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}"
+    print(f"{head} {'latency':>9s} {'jitter':>9s}  slurm")
     for node in status["nodes"]:
         print(
             f"{node['name']:10s} {node['role']:7s} {node['address']:14s} "
-            f"{node['egress']:>10s} {node['ingress']:>10s}  {node['slurm']}"
+            f"{node['egress']:>10s} {node['ingress']:>10s} {node['latency']:>9s} "
+            f"{node['jitter']:>9s}  {node['slurm']}"
+        )
+    delayer = status["delayer"]
+    if delayer is not None and delayer["running"]:
+        counts = f"{delayer['packets']} packets"
+        if delayer["cpu_us_per_packet"] is not None:
+            counts += (
+                f", {delayer['cpu_us_per_packet']} us CPU each, released "
+                f"{delayer['late_us_mean']} us late on average"
+            )
+        print(f"link delayer: running (pid {delayer['pid']}, {counts})")
+    elif delayer is not None:
+        when = ""
+        if delayer["last_alive"] is not None:
+            moment = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(delayer["last_alive"]))
+            when = f", last alive {moment}"
+        print(
+            f"link delayer: DIED (pid {delayer['pid']}{when}): the links have no latency "
+            "since (gradcode cluster up again remakes the cluster)"
         )
     if status["missing"]:
         print(f"missing: {', '.join(status['missing'])}")
@@ -248,6 +283,36 @@ def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
     return rerate.run_rates(plan, command, args.record)
 
 
+def cmd_latency(args: argparse.Namespace, rest: list[str]) -> int:
+    from gradcode.cluster import control, network, relatency
+    from gradcode.cluster.state import State
+
+    spec = control.current_spec()
+    # checked before the command is looked at: a bad value is the first thing to hear about
+    plan = relatency.plan_latency(
+        spec,
+        args.latency,
+        args.jitter,
+        args.master_latency,
+        args.master_jitter,
+        _latency_nodes(),
+    )
+    command = _command(rest)
+    network.require_privileges()
+    state = State.load()
+    if state is None:
+        raise CLIError("no emulated cluster is up: gradcode cluster up --nodes N first")
+    return relatency.run_latency(plan, state, command, args.record)
+
+
+def _latency_nodes() -> list[str] | None:
+    """In a SLURM job only its own nodes, which it holds alone (--exclusive); else every
+    node."""
+    from gradcode.cluster import rerate
+
+    return rerate.job_nodes()
+
+
 def _node_action(
     actions: argparse._SubParsersAction, name: str, what: str, node: str
 ) -> argparse.ArgumentParser:
@@ -290,6 +355,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_cut(actions)
     _add_lose(actions)
     _add_rate(actions)
+    _add_latency(actions)
 
 
 def _add_up(actions: argparse._SubParsersAction) -> None:
@@ -312,6 +378,18 @@ def _add_up(actions: argparse._SubParsersAction) -> None:
         action="append",
         metavar="NODE=RATE[/INGRESS]",
         help="one node's rate (both directions, or egress/ingress); repeat for more nodes",
+    )
+    up.add_argument(
+        "--latency", help="what a packet to a worker's node pays, e.g. 1ms (default none)"
+    )
+    up.add_argument("--jitter", help="the latency's spread both ways, e.g. 0.2ms (<= latency)")
+    up.add_argument("--master-latency", help="to the master's node (default: the workers')")
+    up.add_argument("--master-jitter", help="the master's node's jitter (default: the workers')")
+    up.add_argument(
+        "--node-latency",
+        action="append",
+        metavar="NODE=LATENCY[/JITTER]",
+        help="one node's latency (and jitter); repeat for more nodes",
     )
     up.add_argument("--no-slurm", action="store_true", help="only the network (and launcher)")
     up.set_defaults(func=cmd_up)
@@ -463,3 +541,21 @@ def _add_rate(actions: argparse._SubParsersAction) -> None:
     rerate.add_argument("--master-rate", help="the master's node's link (default: --rate)")
     rerate.add_argument("--record", help="write what was set and restored (JSON) here")
     rerate.set_defaults(func=cmd_rate)
+
+
+def _add_latency(actions: argparse._SubParsersAction) -> None:
+    """``cluster latency``: every link at another latency during a command."""
+    latency = actions.add_parser(
+        "latency",
+        help="every link (in a SLURM job: its nodes') at another latency while a command runs "
+        "(-- CMD ...), then the cluster's own latencies back",
+        allow_abbrev=False,
+    )
+    latency.add_argument(
+        "--latency", required=True, help="what a packet to a worker's node pays, e.g. 1ms"
+    )
+    latency.add_argument("--jitter", help="the latency's spread both ways (default 0)")
+    latency.add_argument("--master-latency", help="to the master's node (default: --latency)")
+    latency.add_argument("--master-jitter", help="the master's node's jitter (default: --jitter)")
+    latency.add_argument("--record", help="write what was set and restored (JSON) here")
+    latency.set_defaults(func=cmd_latency)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gradcode.cluster import launcher, network, slurm
+from gradcode.cluster import delay, launcher, network, slurm
 from gradcode.cluster.network import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec, format_limit
 from gradcode.cluster.state import RUN_DIR, State, lock_path, running_spec
@@ -62,6 +62,8 @@ def _up(spec: ClusterSpec, with_slurm: bool) -> str:
     state.save()
     try:
         network.create_network(spec, state)
+        if spec.delayed:
+            delay.start(spec, state)
         launcher.LAUNCHER.write_text(launcher.launcher_script(spec))
         launcher.LAUNCHER.chmod(0o755)
         if with_slurm:
@@ -86,6 +88,9 @@ def _missing(state: State) -> list[str]:
         for entry in state.resources
         if entry["kind"] == "daemon" and not _running(entry)
     ]
+    entry = delay.entry_of(state)
+    if entry is not None and "pid" in entry and not delay.running(entry["pid"]):
+        gone.append("delayer")
     return gone
 
 
@@ -121,6 +126,7 @@ def _down() -> list[str]:
         elif entry == {"kind": "daemon", "name": "munged"}:
             # started, but up was killed before it wrote down the pid: munged's own pid file
             _stop_munged_by_pid_file()
+    delay.stop(state)  # before its namespace, so that it lets go of what it holds
     nodes = [e["name"] for e in state.resources if e["kind"] == "netns" and e["name"] != SWITCH]
     for name in sorted(set(nodes) | set(network.our_namespaces()) - {SWITCH}):
         network.remove_namespace(name)
@@ -137,11 +143,12 @@ def _down() -> list[str]:
     state.forget()
     # the launcher, task prolog, rank records and pid files: nothing of it outlives the cluster
     shutil.rmtree(RUN_DIR, ignore_errors=True)
-    return network.leftovers()
+    return network.leftovers() + delay.leftovers()
 
 
 def status() -> dict[str, Any] | None:
-    """The cluster as recorded and as running: nodes, addresses, rates, SLURM node states."""
+    """The cluster as recorded and as running: nodes, addresses, rates, latencies, SLURM node
+    states, and the link delayer (``None`` when no link has a latency)."""
     state = State.load()
     if state is None or "spec" not in state.data:
         return None
@@ -158,10 +165,13 @@ def status() -> dict[str, Any] | None:
                 "address": node.address,
                 "egress": format_limit(node.egress),
                 "ingress": format_limit(node.ingress),
+                "latency": str(node.latency),
+                "jitter": str(node.jitter),
                 "slurm": states.get(node.name, "-") if state.data.get("slurm") else "no slurm",
             }
             for node in spec.nodes
         ],
+        "delayer": delay.report(state),
     }
 
 

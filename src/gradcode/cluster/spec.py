@@ -6,6 +6,10 @@ switch, limited in both directions: ``egress`` (what the node sends, a tbf on it
 the link) and ``ingress`` (what it receives, a tbf on the switch's end). The master's node has
 its own rates, since the master's single port is what gradient coding relieves.
 
+A node may also have a ``latency`` (and ``jitter``): what a packet pays to reach it, added in
+the switch as the packet leaves the bridge for the node's port (``delay``). With one latency
+everywhere, every one-way trip between two nodes takes it once and a round trip twice.
+
 Addresses come from a private IPv4 subnet (RFC 1918) and exist only inside the namespaces
 the cluster creates, so the subnet never meets the host's own networks.
 """
@@ -17,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gradcode.duration import Duration, DurationError
 from gradcode.errors import UserError
 from gradcode.rate import Rate, RateError
 
@@ -37,6 +42,9 @@ _PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "19
 SLOWEST = Rate.from_bits(8_000)
 #: how a spec or an option says a direction has no limit (no qdisc)
 UNLIMITED = ("none", "unlimited")
+NO_DELAY = Duration(0)
+#: the longest latency a link takes: past it a link is cut, not slow (``cluster cut``)
+LONGEST_LATENCY = Duration(1_000_000_000)
 
 
 class ClusterSpecError(UserError):
@@ -79,16 +87,40 @@ def _from_bits(bits: int | None) -> Rate | None:
     return None if bits is None else Rate.from_bits(bits)
 
 
+def parse_delay(value: object, what: str) -> Duration:
+    """A latency or jitter: a duration in ``gradcode.duration``'s grammar (``1ms``, ``250us``;
+    ``0`` for none) of at most ``LONGEST_LATENCY``; ``ClusterSpecError`` naming ``what``
+    otherwise."""
+    try:
+        delay = Duration.parse(value, what)
+    except DurationError as error:
+        raise ClusterSpecError(str(error)) from None
+    if delay > LONGEST_LATENCY:
+        raise ClusterSpecError(f"{what}: {value!r} is longer than {LONGEST_LATENCY}")
+    return delay
+
+
+def check_jitter(latency: Duration, jitter: Duration, what: str) -> None:
+    """A jitter spreads a delay both ways (latency - jitter .. latency + jitter), so it may not
+    exceed the latency; ``ClusterSpecError`` naming ``what`` otherwise."""
+    if jitter > latency:
+        raise ClusterSpecError(
+            f"{what}: jitter {jitter} exceeds the latency {latency} (a delay is never negative)"
+        )
+
+
 @dataclass(frozen=True)
 class NodeSpec:
-    """One node: its name (namespace and hostname), address and link rates (``None``:
-    unlimited)."""
+    """One node: its name (namespace and hostname), address, link rates (``None``:
+    unlimited) and the latency (and jitter) of what is sent to it."""
 
     index: int
     name: str
     address: str
     egress: Rate | None
     ingress: Rate | None
+    latency: Duration = NO_DELAY
+    jitter: Duration = NO_DELAY
 
     @property
     def master(self) -> bool:
@@ -111,6 +143,11 @@ class ClusterSpec:
     @property
     def master(self) -> NodeSpec:
         return self.nodes[0]
+
+    @property
+    def delayed(self) -> bool:
+        """Whether any node's link has a latency (then the switch runs a delayer)."""
+        return any(node.latency for node in self.nodes)
 
     @property
     def prefixlen(self) -> int:
@@ -143,6 +180,22 @@ class ClusterSpec:
             f"{node.name}'s {direction} at {format_limit(actual)}{more}"
         )
 
+    def latency_mismatch(self, latency: float) -> str | None:
+        """Where this cluster's latencies differ from ``latency`` seconds one way stated for
+        every node (a run file's ``network.links.latency``): one line naming both, ``None``
+        when every node has it (to the nanosecond)."""
+        stated = round(latency * 1e9)
+        differing = [
+            node for node in (*self.nodes[1:], self.master) if node.latency.nanoseconds != stated
+        ]
+        if not differing:
+            return None
+        more = f"; {len(differing) - 1} more nodes differ" if differing[1:] else ""
+        return (
+            f"network.links.latency states {latency:g} s, but the emulated cluster that is up "
+            f"has {differing[0].name}'s latency at {differing[0].latency}{more}"
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "subnet": self.subnet,
@@ -153,6 +206,8 @@ class ClusterSpec:
                     "address": n.address,
                     "egress": limit_bits(n.egress),
                     "ingress": limit_bits(n.ingress),
+                    "latency_ns": n.latency.nanoseconds,
+                    "jitter_ns": n.jitter.nanoseconds,
                 }
                 for n in self.nodes
             ],
@@ -163,7 +218,15 @@ class ClusterSpec:
         """The inverse of ``as_dict`` (the state file: rates as bits per second), without
         re-deriving anything."""
         nodes = tuple(
-            NodeSpec(i, n["name"], n["address"], _from_bits(n["egress"]), _from_bits(n["ingress"]))
+            NodeSpec(
+                i,
+                n["name"],
+                n["address"],
+                _from_bits(n["egress"]),
+                _from_bits(n["ingress"]),
+                Duration(n.get("latency_ns", 0)),
+                Duration(n.get("jitter_ns", 0)),
+            )
             for i, n in enumerate(data["nodes"])
         )
         return cls(nodes=nodes, subnet=data["subnet"], cpus=int(data["cpus"]))
@@ -185,7 +248,10 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
     SLURM advertises), ``rate`` (both directions of every worker's link), ``egress`` and
     ``ingress`` (override ``rate`` per direction), ``master_rate``, ``master_egress`` and
     ``master_ingress`` (the master's node; default: the workers'), ``node_rates`` (per node
-    name, a rate or ``{egress:, ingress:}``: heterogeneous nodes). Unknown keys are refused.
+    name, a rate or ``{egress:, ingress:}``: heterogeneous nodes), ``latency`` and ``jitter``
+    (what a packet to a worker's node pays, default none), ``master_latency`` and
+    ``master_jitter`` (to the master's node; default: the workers'), ``node_latency`` (per node
+    name, a latency or ``{latency:, jitter:}``). Unknown keys are refused.
     """
     known = {
         "nodes",
@@ -198,6 +264,7 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
         "master_egress",
         "master_ingress",
         "node_rates",
+        *DELAY_KEYS,
     }
     unknown = sorted(set(options) - known)
     if unknown:
@@ -236,6 +303,7 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
     overrides = _node_rates(
         options.get("node_rates") or {}, count, named.get("node_rates", "node_rates")
     )
+    delays = _delays(options, count, named)
     nodes = []
     for index in range(count):
         name = f"{PREFIX}node{index}"
@@ -243,8 +311,79 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
         rates = (master_egress, master_ingress) if index == 0 else (egress, ingress)
         own = overrides.get(name, {})
         rates = (own.get("egress", rates[0]), own.get("ingress", rates[1]))
-        nodes.append(NodeSpec(index, name, address, *rates))
+        nodes.append(NodeSpec(index, name, address, *rates, *delays[index]))
     return ClusterSpec(nodes=tuple(nodes), subnet=str(subnet), cpus=cpus)
+
+
+#: the keys of a cluster's latencies (``build_spec``)
+DELAY_KEYS = ("latency", "jitter", "master_latency", "master_jitter", "node_latency")
+
+
+def _delays(
+    options: Mapping[str, Any], count: int, named: Mapping[str, str]
+) -> list[tuple[Duration, Duration]]:
+    """Each node's (latency, jitter), checked (``check_jitter``) where they are given."""
+
+    def delay(key: str, default: Duration) -> Duration:
+        return parse_delay(options[key], named.get(key, key)) if key in options else default
+
+    latency, jitter = delay("latency", NO_DELAY), delay("jitter", NO_DELAY)
+    workers = (latency, jitter)
+    master = (delay("master_latency", latency), delay("master_jitter", jitter))
+    key = named.get("node_latency", "node_latency")
+    given = options.get("node_latency") or {}
+    if not isinstance(given, Mapping):
+        raise ClusterSpecError(f"{key} must map node names to latencies, got {given!r}")
+    found = [master] + [workers] * (count - 1)
+    for name, value in given.items():
+        index = _node_index(name, count, key)
+        own = found[index]
+        if isinstance(value, Mapping):
+            extra = sorted(set(value) - {"latency", "jitter"})
+            if extra or not value:
+                raise ClusterSpecError(
+                    f"{key}.{name}: expected latency and/or jitter, got {sorted(value)}"
+                )
+            found[index] = (
+                parse_delay(value["latency"], f"{key}.{name}.latency")
+                if "latency" in value
+                else own[0],
+                parse_delay(value["jitter"], f"{key}.{name}.jitter")
+                if "jitter" in value
+                else own[1],
+            )
+        else:
+            found[index] = (parse_delay(value, f"{key}.{name}"), own[1])
+    for index in [*range(1, count), 0]:  # the workers' first: what --jitter is about
+        node_latency, node_jitter = found[index]
+        # the master's jitter defaults to the workers', and may not fit its own latency
+        where = "master_jitter" if index == 0 else "jitter"
+        if f"{PREFIX}node{index}" in given:
+            where = f"{key}.{PREFIX}node{index}"
+        check_jitter(node_latency, node_jitter, named.get(where, where))
+    return found
+
+
+def _node_index(name: object, count: int, key: str) -> int:
+    if name not in {f"{PREFIX}node{i}" for i in range(count)}:
+        raise ClusterSpecError(
+            f"{key}: no node {name!r} in a {count}-node cluster (gc-node0 .. gc-node{count - 1})"
+        )
+    return int(str(name).removeprefix(f"{PREFIX}node"))
+
+
+def parse_node_latency(text: str) -> tuple[str, dict[str, str]]:
+    """``--node-latency gc-node3=2ms`` or ``gc-node3=2ms/0.5ms`` (latency/jitter) ->
+    ``("gc-node3", {"latency": ..., "jitter": ...})``."""
+    name, sep, delays = text.partition("=")
+    pieces = delays.split("/")
+    if not sep or not name or not delays or len(pieces) > 2:
+        raise ClusterSpecError(
+            f"--node-latency: expected NODE=LATENCY or NODE=LATENCY/JITTER, got {text!r}"
+        )
+    for piece in pieces:
+        parse_delay(piece, f"--node-latency {text}")
+    return name, dict(zip(("latency", "jitter"), pieces, strict=False))
 
 
 def _node_rates(given: object, count: int, key: str) -> dict[str, dict[str, Rate | None]]:

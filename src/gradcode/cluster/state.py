@@ -82,9 +82,17 @@ def running_spec() -> ClusterSpec | None:
     return ClusterSpec.from_dict(state.data["spec"])
 
 
-def stated_links_mismatch(rate: Rate, master_rate: Rate) -> str | None:
+def stated_links_mismatch(
+    rate: Rate, master_rate: Rate, latency: float | None = None
+) -> str | None:
     """How the links of the emulated cluster that is up differ from links stated as ``rate``
-    (workers) and ``master_rate`` (a run file's ``network.links``), in one line naming both
-    rates (``ClusterSpec.link_mismatch``); ``None`` when they agree or no cluster is up."""
+    (workers), ``master_rate`` and ``latency`` (seconds one way; a run file's
+    ``network.links``), in one line naming both values (``ClusterSpec.link_mismatch``,
+    ``latency_mismatch``); ``None`` when they agree or no cluster is up."""
     spec = running_spec()
-    return None if spec is None else spec.link_mismatch(rate, master_rate)
+    if spec is None:
+        return None
+    found = [spec.link_mismatch(rate, master_rate)]
+    if latency is not None:
+        found.append(spec.latency_mismatch(latency))
+    return "; ".join(line for line in found if line is not None) or None

@@ -46,7 +46,7 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       links:                        # [unknown] what the cluster's links were brought up with
         rate: rate                  # required: every node's link, each direction
         master_rate: rate           # [rate] the master's node link, each direction
-        latency: number >= 0        # [0] seconds one way per message (a netem delay)
+        latency: number >= 0        # [0] seconds one way per message (cluster up --latency)
     checkpoint:
       every: int >= 0               # [0: only at the end] iterations between checkpoints
       keep: int >= 1                # [2] newest checkpoints kept

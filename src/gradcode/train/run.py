@@ -155,7 +155,7 @@ def warn_links(config: RunConfig, run_file: str) -> None:
     # only rank 0 reads the cluster's state: the other ranks never import it
     from gradcode.cluster.state import stated_links_mismatch
 
-    mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate))
+    mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate), links.latency)
     if mismatch is not None:
         print(f"{PROGRAM}: warning: {run_file}: {mismatch}", file=sys.stderr, flush=True)
 

@@ -204,6 +204,12 @@ class Session:
             communication: dict[str, Any] = {"mode": "links", "injected": False}
             if network.links is not None:
                 communication["links"] = asdict(network.links)
+            # the emulated cluster's links as they are now (a delayer that died: no latency)
+            from gradcode.cluster.delay import links_record
+
+            cluster = links_record()
+            if cluster is not None:
+                communication["cluster"] = cluster
         elif plan.bandwidth is not None:
             communication = {"mode": "single-port-emulation", "injected": True}
         else:

@@ -1,0 +1,166 @@
+"""``gradcode cluster latency --latency L [--jitter J] [--master-latency L] [--record FILE]
+-- CMD ...``: the links at another latency for the length of one command.
+
+Like ``gradcode cluster rate`` (``rerate``), and for the same reason: a sweep over latencies
+without bringing the cluster down and up (SLURM and every node restarted) between points.
+While ``CMD`` runs, the delayer holds what is sent to each node (in a SLURM job: to the job's
+nodes only, which it holds alone) for ``--latency`` (``--master-latency`` for the master's
+node, default ``--latency``) with ``--jitter``; afterwards the cluster's own latencies are put
+back, whatever happens once they changed (``during.run_during``'s cleanup). A new setting
+applies to packets that arrive after it; packets already held keep their release times.
+
+A cluster brought up without latency has no delayer (its packets never leave the kernel):
+then one is started for the command, with its rules, and removed after it; meanwhile every
+port's packets pass through it, the other nodes' (outside a SLURM job's) at no delay, which
+still costs them the delayer's own path (about 0.15 ms a pass, ``docs/measurements``). A
+delayer that died is refused (``cluster status`` says so): its links would not have the
+latency asked for.
+
+``--record FILE`` writes what was done as JSON: the latencies as set (nanoseconds and as
+stated), the moments they held and were put back on the monotonic and wall clocks, the command
+and its exit status.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gradcode.cluster import delay
+from gradcode.cluster.during import run_during
+from gradcode.cluster.spec import ClusterSpec, check_jitter, parse_delay
+from gradcode.cluster.state import State
+from gradcode.duration import Duration
+from gradcode.errors import UserError
+
+Setting = dict[int, tuple[Duration, Duration]]
+
+
+class LatencyError(UserError):
+    """A bad latency request, or latencies that could not be put back (one line)."""
+
+
+@dataclass(frozen=True)
+class LatencyPlan:
+    """What is set while the command runs (``during``, per node's queue) and put back after
+    it (``after``, the cluster's own)."""
+
+    spec: ClusterSpec
+    latency: Duration
+    jitter: Duration
+    master_latency: Duration
+    master_jitter: Duration
+    during: Setting
+    after: Setting
+
+
+def plan_latency(
+    spec: ClusterSpec,
+    latency: object,
+    jitter: object = None,
+    master_latency: object = None,
+    master_jitter: object = None,
+    nodes: Sequence[str] | None = None,
+) -> LatencyPlan:
+    """Every node (or ``nodes``) at ``latency`` and ``jitter`` (the master's node at
+    ``master_latency`` and ``master_jitter``, default the workers'), checked, one line naming
+    the option otherwise."""
+    try:
+        workers = parse_delay(latency, "--latency")
+        spread = parse_delay(0 if jitter is None else jitter, "--jitter")
+        check_jitter(workers, spread, "--jitter")
+        master = (
+            workers if master_latency is None else parse_delay(master_latency, "--master-latency")
+        )
+        master_spread = (
+            spread if master_jitter is None else parse_delay(master_jitter, "--master-jitter")
+        )
+        check_jitter(master, master_spread, "--master-jitter")
+        chosen = spec.nodes if nodes is None else [spec.node(name) for name in nodes]
+    except UserError as error:
+        raise LatencyError(str(error)) from None
+    during = {
+        node.index: (master, master_spread) if node.master else (workers, spread)
+        for node in sorted(set(chosen), key=lambda node: node.index)
+    }
+    after = {index: delay.delays(spec)[index] for index in during}
+    return LatencyPlan(spec, workers, spread, master, master_spread, during, after)
+
+
+def _moment(generation: int | None = None) -> dict[str, Any]:
+    found: dict[str, Any] = {"clock": time.perf_counter(), "wall": time.time()}
+    if generation is not None:
+        found["generation"] = generation
+    return found
+
+
+def _as_record(setting: Setting) -> list[dict[str, Any]]:
+    return [
+        {"queue": q, "latency_ns": lat.nanoseconds, "jitter_ns": jit.nanoseconds}
+        for q, (lat, jit) in sorted(setting.items())
+    ]
+
+
+def run_latency(
+    plan: LatencyPlan, state: State, command: Sequence[str], record: str | Path | None = None
+) -> int:
+    """Set ``plan.during``, run ``command``, put back ``plan.after``; the command's exit
+    status. A restore that fails is raised as one ``LatencyError`` after the record is
+    written."""
+    if not command:
+        raise LatencyError("give the command to run at the new latency after --, e.g. -- hostname")
+    entry = delay.entry_of(state)
+    if entry is not None and not delay.running(entry.get("pid")):
+        raise LatencyError(
+            f"the cluster's link delayer (pid {entry.get('pid')}) died: gradcode cluster up "
+            "again remakes the cluster"
+        )
+    temporary = entry is None
+    result: dict[str, Any] = {
+        "latency_ns": plan.latency.nanoseconds,
+        "jitter_ns": plan.jitter.nanoseconds,
+        "master_latency_ns": plan.master_latency.nanoseconds,
+        "master_jitter_ns": plan.master_jitter.nanoseconds,
+        "stated": {
+            "latency": str(plan.latency),
+            "jitter": str(plan.jitter),
+            "master_latency": str(plan.master_latency),
+            "master_jitter": str(plan.master_jitter),
+        },
+        "set": _as_record(plan.during),
+        "delayer": "started for the command" if temporary else "the cluster's",
+    }
+    changed = []
+
+    def set_latency(result: dict[str, Any]) -> None:
+        changed.append(True)  # before: an interrupt may come while it is being set
+        if temporary:
+            everyone = {node.index: (Duration(0), Duration(0)) for node in plan.spec.nodes}
+            delay.start(plan.spec, state, {**everyone, **plan.during})
+            result["latency_set"] = _moment(1)
+        else:
+            result["latency_set"] = _moment(delay.reconfigure(plan.during, state))
+
+    def restore_latency(result: dict[str, Any]) -> None:
+        if not changed:
+            return
+        try:
+            if temporary:
+                delay.remove(plan.spec, state)
+                result["latency_restored"] = _moment()
+            else:
+                result["latency_restored"] = _moment(delay.reconfigure(plan.after, state))
+            result["restored"] = _as_record(plan.after)
+        except UserError as error:
+            result["restore_failed"] = str(error)
+
+    status = run_during(None, command, record, result, setup=set_latency, cleanup=restore_latency)
+    if "restore_failed" in result:
+        raise LatencyError(
+            "could not restore the cluster's latencies (gradcode cluster up again remakes the "
+            f"cluster): {result['restore_failed']}"
+        )
+    return status
