@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import fnmatch
 import functools
 import http.server
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -216,11 +218,13 @@ def chromium(timeout: float) -> Iterator[str]:
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if binary is None:
         raise PageError("no chromium on PATH (Debian: apt-get install -y chromium)")
-    with tempfile.TemporaryDirectory(prefix="browser-check-") as profile:
+    profile = tempfile.mkdtemp(prefix="browser-check-")
+    try:
         process = subprocess.Popen(
             [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its helper processes in one group, ended together
         )
         try:
             port_file = Path(profile, "DevToolsActivePort")
@@ -236,6 +240,16 @@ def chromium(timeout: float) -> Iterator[str]:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        # a helper process of Chromium's may still write to its profile for a moment after
+        # the browser exits (CI once found 'Default' not empty on the first removal)
+        for _ in range(20):
+            shutil.rmtree(profile, ignore_errors=True)
+            if not os.path.exists(profile):
+                break
+            time.sleep(0.1)
 
 
 @contextmanager
