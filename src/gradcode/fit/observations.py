@@ -230,6 +230,9 @@ class _FlatReading:
     """What ``_flat_run`` gathers over the iterations of a flat run."""
 
     per_worker: tuple[WorkerObservations, ...]
+    #: every worker's first message key and its data in partitions' worth (``subsets``)
+    firsts: list[Any]
+    subsets: list[float]
     overhead: list[float] = field(default_factory=list)
     measured: list[float] = field(default_factory=list)
     rates: list[list[float]] = field(default_factory=list)
@@ -251,8 +254,11 @@ def _flat_run(
     one_clock = bool(summary.get("transfer_timing", {}).get("comparable", False))
     silent = [(e["worker"], e["iteration"]) for e in (config.get("faults") or {}).get("silent", [])]
     injected_any = any(m.get("injected_comm", 0.0) > 0 for r in kept for m in r.get("messages", []))
+    firsts = [code.message_keys(i)[0] for i in range(code.n)]
     reading = _FlatReading(
         per_worker=tuple(WorkerObservations() for _ in range(code.n)),
+        firsts=firsts,
+        subsets=[code.data_fraction(key) * code.n for key in firsts],
         rates=[[] for _ in range(code.n)],
         received=[[] for _ in range(code.n)],
     )
@@ -295,9 +301,7 @@ def _read_flat_iteration(
 ) -> None:
     """One logged iteration of a flat run into ``reading``."""
     t = int(record["iteration"])
-    firsts = [code.message_keys(i)[0] for i in range(code.n)]
-    subsets = [code.data_fraction(key) * code.n for key in firsts]
-    fraction = 1.0 / code.m
+    firsts, subsets, fraction = reading.firsts, reading.subsets, 1.0 / code.m
     messages = {logged_key(m["key"]): m for m in record.get("messages", [])}
     lost = set(record.get("failed", [])) | set((record.get("injected") or {}).get("persistent", []))
     lost |= {worker for worker, since in silent if since <= t}

@@ -84,18 +84,6 @@ def runs_pattern(run_ids: Iterable[str]) -> str:
     return "|".join(re.escape(run) for run in ids)
 
 
-def _no_mpi_init() -> None:
-    """Let mpi4py's ``MPI`` (which ``gradcode.train.faults.failures`` imports) load without
-    ``MPI_Init``: the judging process never communicates, and an MPI started in a SLURM batch
-    step may go looking for a PMI. Only ``main`` calls it (it changes mpi4py's settings for
-    the whole process)."""
-    if "mpi4py.MPI" not in sys.modules:
-        import mpi4py
-
-        mpi4py.rc.initialize = False
-        mpi4py.rc.finalize = False
-
-
 def expected_stop(config: RunConfig) -> list[int] | None:
     """The workers without which the run's code cannot decode, if its faults take them all
     (the run is meant to stop), else None."""
@@ -144,7 +132,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 3 or not args[2].isdigit():
         print(f"usage: {PROGRAM} RUN.yaml SUMMARY.json STATUS", file=sys.stderr)
         return 2
-    _no_mpi_init()
     try:
         config = load_config(args[0])
     except ConfigError as error:

@@ -29,11 +29,23 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.completion import CompletionRule, decodable_prefix
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 
 T = TypeVar("T")
+
+
+def needed(
+    keys: Sequence[Any], rule: CompletionRule | None, decodable: Callable[[Sequence[Any]], bool]
+) -> int:
+    """How many of ``keys`` a collector uses: its declared rule's count, or without one the
+    fewest, first in order, it decodes from (the first keys are as good a sample as any for
+    ``pull_gain``)."""
+    if rule is not None:
+        return sum(rule.needed)
+    count = decodable_prefix(keys, decodable)
+    return len(keys) if count is None else count
 
 
 class TopologyVisitor(ABC, Generic[T]):

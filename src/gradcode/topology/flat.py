@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.completion import decodable_prefix
-from gradcode.topology.base import T, Topology, TopologyVisitor
+from gradcode.topology.base import T, Topology, TopologyVisitor, needed
 
 
 class MasterWorkers(Topology):
@@ -19,13 +18,7 @@ class MasterWorkers(Topology):
 
     def pull_gain(self, code: GradientCode) -> tuple[bool, str]:
         keys = code.all_message_keys()
-        rule = code.completion_rule()
-        if rule is not None:
-            needed = sum(rule.needed)
-        else:
-            # without groups the first keys are as good a sample as any for ``auto``
-            count = decodable_prefix(keys, code.is_decodable)
-            needed = len(keys) if count is None else count
-        if needed >= len(keys):
+        used = needed(keys, code.completion_rule(), code.is_decodable)
+        if used >= len(keys):
             return False, f"the decoder uses all {len(keys)} results"
-        return True, f"the decoder uses {needed} of {len(keys)} results"
+        return True, f"the decoder uses {used} of {len(keys)} results"

@@ -8,9 +8,9 @@ from functools import partial
 from typing import Any, ClassVar
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.completion import CompletionRule, decodable_prefix
+from gradcode.codes.completion import CompletionRule
 from gradcode.codes.tree import MASTER, TreeCode
-from gradcode.topology.base import T, Topology, TopologyVisitor
+from gradcode.topology.base import T, Topology, TopologyVisitor, needed
 
 
 class Tree(Topology):
@@ -86,11 +86,6 @@ def spared_children(tree: TreeCode) -> int:
     spared = 0
     for parent in tree.parents():
         kids = list(tree.children(parent))
-        rule = tree.children_rule(parent)
-        if rule is not None:
-            needed = sum(rule.needed)
-        else:
-            count = decodable_prefix(kids, partial(tree.children_decodable, parent))
-            needed = len(kids) if count is None else count
-        spared += len(kids) - needed
+        decodable = partial(tree.children_decodable, parent)
+        spared += len(kids) - needed(kids, tree.children_rule(parent), decodable)
     return spared
