@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gradcode.cluster import delay, relatency
+from gradcode.cluster import delay, links, relatency
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
@@ -151,12 +151,12 @@ def test_a_mismatch_between_stated_and_actual_latency_names_both():
     spec = build_spec({"nodes": 3, "latency": "1ms"})
     assert spec.latency_mismatch(0.001) is None
     assert spec.latency_mismatch(0.0) == (
-        "network.links.latency states 0 s, but the emulated cluster that is up has gc-node1's "
+        "network.links.latency states 0ms, but the emulated cluster that is up has gc-node1's "
         "latency at 1ms; 2 more nodes differ"
     )
     one = build_spec({"nodes": 3, "latency": "1ms", "master_latency": "2ms"})
     assert one.latency_mismatch(0.001) == (
-        "network.links.latency states 0.001 s, but the emulated cluster that is up has "
+        "network.links.latency states 1ms, but the emulated cluster that is up has "
         "gc-node0's latency at 2ms"
     )
 
@@ -170,7 +170,7 @@ def _cluster_up(monkeypatch, tmp_path, spec: ClusterSpec, delayer_pid: int | Non
 
 
 def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path):
-    from gradcode.cluster.state import stated_links_mismatch
+    from gradcode.cluster.links import stated_links_mismatch
     from gradcode.rate import Rate
 
     rate = Rate.parse("100mbit", "rate")
@@ -178,9 +178,9 @@ def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path)
     _cluster_up(monkeypatch, tmp_path, spec, delayer_pid=1)  # pid 1 is no delayer: died
     assert stated_links_mismatch(rate, rate, 0.0005) is None
     said = stated_links_mismatch(rate, rate, 0.001)
-    assert said is not None and "states 0.001 s" in said and "at 500us" in said
+    assert said is not None and "states 1ms" in said and "at 500us" in said
     assert stated_links_mismatch(rate, rate) is None  # latency not stated: not compared
-    record = delay.links_record()
+    record = links.links_record()
     assert record["delayer"] == "died" and record["delayer_last_alive"] is None  # no status
     assert record["nodes"][1] == {
         "name": "gc-node1",
@@ -190,5 +190,62 @@ def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path)
         "jitter": "0ms",
     }
     _cluster_up(monkeypatch, tmp_path, build_spec({"nodes": 2}), delayer_pid=None)
-    assert delay.links_record()["delayer"] == "none"
-    assert delay.links_record()["delayer_last_alive"] is None
+    assert links.links_record()["delayer"] == "none"
+    assert links.links_record()["delayer_last_alive"] is None
+
+
+def test_runs_see_the_latency_in_force_under_cluster_latency(monkeypatch, tmp_path):
+    # gradcode cluster latency changes the delayer's setting, not the state file: a run inside
+    # it records, and is compared with, what the delayer holds now
+    from gradcode.rate import Rate
+
+    rate = Rate.parse("100mbit", "rate")
+    spec = build_spec({"nodes": 2, "rate": "100mbit", "latency": "0.5ms"})
+    _cluster_up(monkeypatch, tmp_path, spec, delayer_pid=4242)
+    monkeypatch.setattr(delay, "RUN_DIR", tmp_path)
+    monkeypatch.setattr(links, "running", lambda pid: pid == 4242)
+    delay.write_config(
+        2, {0: (Duration(2_000_000), Duration(0)), 1: (Duration(2_000_000), Duration(100_000))}
+    )
+    record = links.links_record()
+    assert record["delayer"] == "running"
+    assert [(n["latency"], n["jitter"]) for n in record["nodes"]] == [
+        ("2ms", "0ms"),
+        ("2ms", "100us"),
+    ]
+    assert links.stated_links_mismatch(rate, rate, 0.002) is None
+    said = links.stated_links_mismatch(rate, rate, 0.0005)
+    assert said is not None and "states 500us" in said and "at 2ms" in said
+
+
+def test_in_a_slurm_job_only_the_jobs_nodes_count(monkeypatch, tmp_path):
+    # gradcode cluster latency in a job sets its nodes only: the others keep the cluster's own
+    from gradcode.rate import Rate
+
+    rate = Rate.parse("100mbit", "rate")
+    spec = build_spec({"nodes": 4, "rate": "100mbit"})
+    _cluster_up(monkeypatch, tmp_path, spec, delayer_pid=4242)
+    monkeypatch.setattr(delay, "RUN_DIR", tmp_path)
+    monkeypatch.setattr(links, "running", lambda pid: pid == 4242)
+    one = Duration(1_000_000)
+    delay.write_config(2, {0: (one, Duration(0)), 1: (one, Duration(0)), 2: (Duration(0),) * 2})
+    monkeypatch.setattr(links, "job_nodes", lambda: ["gc-node0", "gc-node1"])
+    assert links.stated_links_mismatch(rate, rate, 0.001) is None
+    assert [n["name"] for n in links.links_record()["nodes"]] == ["gc-node0", "gc-node1"]
+    monkeypatch.setattr(links, "job_nodes", lambda: None)
+    said = links.stated_links_mismatch(rate, rate, 0.001)
+    assert said is not None and "gc-node2's latency at 0ms" in said
+
+
+def test_no_latency_asked_on_a_cluster_without_one_starts_no_delayer(monkeypatch, tmp_path):
+    spec = build_spec({"nodes": 2, "rate": "100mbit"})
+    _cluster_up(monkeypatch, tmp_path, spec, delayer_pid=None)
+    from gradcode.cluster import state
+
+    started = []
+    monkeypatch.setattr(delay, "start", lambda *args, **kwargs: started.append(args))
+    plan = relatency.plan_latency(spec, "0ms")
+    record = tmp_path / "latency.json"
+    status = relatency.run_latency(plan, state.State.load(), ["true"], record)
+    assert status == 0 and not started
+    assert "none" in __import__("json").loads(record.read_text())["delayer"]

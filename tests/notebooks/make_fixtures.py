@@ -44,6 +44,7 @@ CLUSTER_FIXTURES = HERE / "fixtures-cluster"
 #: the notebooks whose inputs only the emulated cluster makes
 CLUSTER_NOTEBOOKS = {
     "cluster_coded_reduce",
+    "cluster_latency",
     "cluster_link_cut",
     "cluster_link_rates",
     "cluster_links",
@@ -51,7 +52,7 @@ CLUSTER_NOTEBOOKS = {
 }
 CLUSTER_UP = ["--nodes", "7", "--rate", "100mbit", "--no-slurm"]
 #: the rules that start MPI jobs: over the cluster's nodes instead of on this host
-CLUSTER_MPI = ("train", "train_cut", "cluster_links", "cluster_link_rates")
+CLUSTER_MPI = ("train", "train_cut", "train_latency", "cluster_links", "cluster_link_rates")
 #: files of a run folder no notebook opens (the final model, checkpoints, the MPI job's logs,
 #: where each rank ran and the tree's per-node log, which only fits read)
 SKIPPED = {

@@ -47,6 +47,46 @@ def test_runs_are_named_after_experiment_and_inherit_the_base():
     assert build_plan(experiment.config("f")).world_size == 5
 
 
+def test_a_sweep_runs_every_run_once_per_value():
+    experiment = parse_experiment(
+        {
+            "base": {**BASE, "network": {"links": {"rate": "100mbit"}}},
+            "runs": {
+                "u": {"scheme": {"name": "uncoded", "params": {"n": 4}}},
+                "f": {"scheme": {"name": "frc", "params": {"n": 4, "s": 1}}},
+            },
+            "sweep": {"key": "network.links.latency", "values": ["0ms", "1ms"]},
+        },
+        default_name="demo",
+    )
+    assert list(experiment.runs) == ["u-0ms", "u-1ms", "f-0ms", "f-1ms"]
+    assert experiment.runs["f-1ms"]["name"] == "demo/f-1ms"
+    links = experiment.config("f-1ms").network.links
+    assert links.latency == 0.001 and links.rate_text == "100mbit"  # merged over the base
+    assert experiment.world_sizes["u-0ms"] == 5
+
+
+@pytest.mark.parametrize(
+    ("sweep", "message"),
+    [
+        ({"key": "network.links.latency"}, "sweep: must be a mapping with key"),
+        ({"key": "a b", "values": [1]}, "sweep.key: must be a dotted run key"),
+        ({"key": "iterations", "values": []}, "sweep.values: must be a non-empty list"),
+        ({"key": "iterations", "values": [2, 2]}, "sweep.values: a value is given twice"),
+        ({"key": "iterations", "values": ["a b"]}, "makes the run name 'u-a b' unsafe"),
+        ({"key": "network.links.latency", "values": [1]}, "runs.u-1: .*no unit"),
+    ],
+)
+def test_bad_sweeps_fail_naming_the_key(sweep, message):
+    raw = {
+        "base": {**BASE, "network": {"links": {"rate": "100mbit"}}},
+        "runs": {"u": {"scheme": {"name": "uncoded", "params": {"n": 4}}}},
+        "sweep": sweep,
+    }
+    with pytest.raises(ConfigError, match=message):
+        parse_experiment(raw, default_name="demo")
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [

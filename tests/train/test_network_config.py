@@ -22,16 +22,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_links_are_parsed_and_the_master_rate_defaults_to_the_rate():
-    config = parse_config(minimal(network={"links": {"rate": "100mbit", "latency": 0.001}}))
+    config = parse_config(minimal(network={"links": {"rate": "100mbit", "latency": "1ms"}}))
     links = config.network.links
     assert links.rate == links.master_rate == 12.5e6
     assert links.latency == 0.001 and links.rate_text == "100mbit"
+    assert links.latency_text == "1ms"
     config = parse_config(minimal(network={"links": {"rate": "1MB/s", "master_rate": "1gbit"}}))
     assert config.network.links.rate == 1e6 and config.network.links.master_rate == 125e6
     # the canonical spelling, whichever was written
     assert config.network.links.rate_text == "8mbit"
     assert parse_config(minimal(network={})).network.links is None
     assert parse_config(minimal()).network is None
+
+
+def test_a_latency_is_a_duration_with_its_unit():
+    # one grammar for durations (gradcode.duration): a bare 1 could be a second or a millisecond
+    error = error_of(minimal(network={"links": {"rate": "100mbit", "latency": 0.001}}))
+    assert "network.links.latency" in error and "no unit" in error
+    error = error_of(minimal(network={"links": {"rate": "100mbit", "latency": "-1ms"}}))
+    assert "network.links.latency" in error and ">= 0" in error
+    zero = parse_config(minimal(network={"links": {"rate": "100mbit", "latency": 0}}))
+    assert zero.network.links.latency == 0.0 and zero.network.links.latency_text == "0ms"
 
 
 def test_links_do_not_change_the_fingerprint():

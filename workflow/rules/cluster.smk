@@ -112,6 +112,47 @@ if _CLUSTER.get("cut"):
             " >> {log} 2>&1"
 
 
+if LATENCY_RUNS:
+
+    ruleorder: train_latency > train
+
+    # runs whose links state a latency (gradcode.pipeline.latency): inside gradcode cluster
+    # latency, which holds what is sent to the job's nodes for that latency while the job runs
+    # and puts the cluster's own back after it (a cluster brought up without latency gets a
+    # delayer for the job, unless the run states none); latency.json says when it held
+    rule train_latency:
+        input:
+            paths.RUN_FILE,
+        output:
+            summary=paths.RUN_SUMMARY,
+            log=paths.RUN_LOG,
+            model=paths.RUN_MODEL,
+            latency=paths.RUN_LATENCY,
+        log:
+            paths.log("train/{run}"),
+        wildcard_constraints:
+            run=runs_pattern(LATENCY_RUNS),
+        conda:
+            "../../envs/gradcode.yaml"
+        threads: local_cores()
+        resources:
+            tasks=lambda wildcards: run_ranks(wildcards.run),
+            mpi=MPIEXEC,
+            mem_mb_per_cpu=train_mem_mb_per_cpu,
+            runtime=train_runtime,
+        params:
+            out=lambda wildcards, output: str(Path(output.summary).parent),
+            blas=BLAS_ONE_THREAD,
+            latency=lambda wildcards: LATENCY_RUNS[wildcards.run],
+        shell:
+            "{params.blas} gradcode cluster latency --latency {params.latency}"
+            " --record {output.latency} --"
+            " {resources.mpi} -n {resources.tasks} python -m gradcode.train {input}"
+            " --out {params.out} > {log} 2>&1"
+            " && python -m gradcode.runlogs.world_size {output.summary} {resources.tasks}"
+            " >> {log} 2>&1"
+
+
 if NODE_LOSS_RUNS:
 
     ruleorder: train_lost > train

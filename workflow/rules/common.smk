@@ -33,6 +33,7 @@ from gradcode.pipeline.resources import (
     mem_mb_per_cpu,
     runtime_minutes,
 )
+from gradcode.pipeline.latency import latency_runs
 from gradcode.pipeline.runs import collect_runs
 from gradcode.pipeline.specs import collect_specs
 from gradcode.pipeline.stand_ins import resolve_data
@@ -91,6 +92,13 @@ EXPERIMENTS = _RUNS.experiments
 TOLERANT_RUNS = tolerant_runs(_RUNS)
 #: runs with faults.lose_node: a node of the emulated cluster lost mid-run (train_lost)
 NODE_LOSS_RUNS = node_loss_runs(_RUNS)
+#: runs whose links state a latency -> it: on the emulated cluster at it (train_latency)
+LATENCY_RUNS = latency_runs(_RUNS)
+for _run in sorted(set(LATENCY_RUNS) & set(TOLERANT_RUNS + NODE_LOSS_RUNS)):
+    raise WorkflowError(
+        f"run {_run}: network.links.latency together with faults is not supported yet "
+        "(the latency's command and the faults' launcher would both wrap the job)"
+    )
 
 
 #: fit studies of config ``fit`` (gradcode.pipeline.fit_studies), by name

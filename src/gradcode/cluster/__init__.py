@@ -8,7 +8,7 @@ rules; ``delayer``: the process that holds the packets, over ``nfqueue``'s netli
 hydra's launcher for runs
 without SLURM (``launcher``); a link probe (``probe``); a state file of everything made, so
 ``down`` removes it all, also after a killed ``up`` (``state``; a run reads it only to say
-when its stated links differ, ``state.stated_links_mismatch``, and ``delay.links_record``
-for its summary). The spec (``spec``) is
+when its stated links differ from those in force, ``links.stated_links_mismatch``, and
+``links.links_record`` for its summary). The spec (``spec``) is
 validated before anything is made.
 """

@@ -288,37 +288,6 @@ def report(state: State) -> dict[str, Any] | None:
     }
 
 
-def links_record() -> dict[str, Any] | None:
-    """The links of the emulated cluster that is up, as a run's ``summary.json`` records them
-    (``communication.cluster``): each node's rates, latency and jitter as brought up, and the
-    delayer (``running``, ``died`` and when it was last alive, or ``none`` without latency);
-    ``None`` when no cluster is up."""
-    from gradcode.cluster.spec import format_limit
-
-    state = State.load()
-    if state is None or not state.data.get("complete"):
-        return None
-    spec = ClusterSpec.from_dict(state.data["spec"])
-    entry = entry_of(state)
-    delayer = "none" if entry is None else "running" if running(entry.get("pid")) else "died"
-    last_alive = (read_status() or {}).get("wall") if delayer == "died" else None
-    return {
-        "nodes": [
-            {
-                "name": node.name,
-                "egress": format_limit(node.egress),
-                "ingress": format_limit(node.ingress),
-                "latency": str(node.latency),
-                "jitter": str(node.jitter),
-            }
-            for node in spec.nodes
-        ],
-        "delayer": delayer,
-        # when a delayer that died last said it was alive (wall clock, to within a second)
-        "delayer_last_alive": last_alive,
-    }
-
-
 def leftovers() -> list[str]:
     """Delayer processes still alive anywhere on the machine."""
     found = []

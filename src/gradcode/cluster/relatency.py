@@ -10,7 +10,8 @@ back, whatever happens once they changed (``during.run_during``'s cleanup). A ne
 applies to packets that arrive after it; packets already held keep their release times.
 
 A cluster brought up without latency has no delayer (its packets never leave the kernel):
-then one is started for the command, with its rules, and removed after it; meanwhile every
+then one is started for the command, with its rules, and removed after it (unless no node is
+asked for any latency: then the command runs on the links as they are); meanwhile every
 port's packets pass through it, the other nodes' (outside a SLURM job's) at no delay, which
 still costs them the delayer's own path (about 0.15 ms a pass, ``docs/measurements``). A
 delayer that died is refused (``cluster status`` says so): its links would not have the
@@ -119,6 +120,8 @@ def run_latency(
             "again remakes the cluster"
         )
     temporary = entry is None
+    # nothing to hold: a delayer at zero would still cost every packet its path through it
+    untouched = temporary and not any(lat or jit for lat, jit in plan.during.values())
     result: dict[str, Any] = {
         "latency_ns": plan.latency.nanoseconds,
         "jitter_ns": plan.jitter.nanoseconds,
@@ -131,8 +134,16 @@ def run_latency(
             "master_jitter": str(plan.master_jitter),
         },
         "set": _as_record(plan.during),
-        "delayer": "started for the command" if temporary else "the cluster's",
+        "delayer": (
+            "none: the cluster has no latency and none was asked"
+            if untouched
+            else "started for the command"
+            if temporary
+            else "the cluster's"
+        ),
     }
+    if untouched:
+        return run_during(None, command, record, result)
     changed = []
 
     def set_latency(result: dict[str, Any]) -> None:

@@ -192,7 +192,7 @@ class ClusterSpec:
             return None
         more = f"; {len(differing) - 1} more nodes differ" if differing[1:] else ""
         return (
-            f"network.links.latency states {latency:g} s, but the emulated cluster that is up "
+            f"network.links.latency states {Duration(stated)}, but the emulated cluster that is up "
             f"has {differing[0].name}'s latency at {differing[0].latency}{more}"
         )
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from gradcode.atomic import atomic_file
 from gradcode.cluster.spec import ClusterSpec
-from gradcode.rate import Rate
 
 #: the cluster's runtime folder: state file, hostnames' UTS mounts, launcher, pid files
 RUN_DIR = Path(os.environ.get("GRADCODE_CLUSTER_RUN_DIR", "/run/gradcode-cluster"))
@@ -80,19 +79,3 @@ def running_spec() -> ClusterSpec | None:
     if state is None or not state.data.get("complete"):
         return None
     return ClusterSpec.from_dict(state.data["spec"])
-
-
-def stated_links_mismatch(
-    rate: Rate, master_rate: Rate, latency: float | None = None
-) -> str | None:
-    """How the links of the emulated cluster that is up differ from links stated as ``rate``
-    (workers), ``master_rate`` and ``latency`` (seconds one way; a run file's
-    ``network.links``), in one line naming both values (``ClusterSpec.link_mismatch``,
-    ``latency_mismatch``); ``None`` when they agree or no cluster is up."""
-    spec = running_spec()
-    if spec is None:
-        return None
-    found = [spec.link_mismatch(rate, master_rate)]
-    if latency is not None:
-        found.append(spec.latency_mismatch(latency))
-    return "; ".join(line for line in found if line is not None) or None

@@ -38,10 +38,12 @@ SPEC_SIMULATION = f"{RESULTS}/sim/spec/{{spec}}.csv"
 
 #: the records the commands around a training job write beside its outputs: ``gradcode train
 #: inject --record`` (rule train_faults), ``gradcode cluster cut --record`` (train_cut),
-#: ``gradcode cluster lose --record`` (train_lost)
+#: ``gradcode cluster lose --record`` (train_lost), ``gradcode cluster latency --record``
+#: (train_latency)
 KILLS_FILE = "kills.json"
 CUT_FILE = "cut.json"
 LOST_FILE = "lost.json"
+LATENCY_FILE = "latency.json"
 
 #: a training run's folder (run id ``NAME`` or ``EXPERIMENT/NAME``) and what is in it: the
 #: workflow's run file, the runtime's outputs, the records of the commands around the job
@@ -53,6 +55,7 @@ RUN_MODEL = f"{RUN}/{MODEL_FILE}"
 RUN_KILLS = f"{RUN}/{KILLS_FILE}"
 RUN_CUT = f"{RUN}/{CUT_FILE}"
 RUN_LOST = f"{RUN}/{LOST_FILE}"
+RUN_LATENCY = f"{RUN}/{LATENCY_FILE}"
 
 #: a fit study's folder: the fitted timing model, the codes ranked under it (JSON and CSV)
 FIT = f"{RESULTS}/fit/{{study}}"

@@ -46,7 +46,9 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       links:                        # [unknown] what the cluster's links were brought up with
         rate: rate                  # required: every node's link, each direction
         master_rate: rate           # [rate] the master's node link, each direction
-        latency: number >= 0        # [0] seconds one way per message (cluster up --latency)
+        latency: duration           # [0ms] one way per message, like cluster up --latency
+                                    # (1ms, 250us); on the emulated cluster the workflow sets
+                                    # it on the run's nodes for the run
     checkpoint:
       every: int >= 0               # [0: only at the end] iterations between checkpoints
       keep: int >= 1                # [2] newest checkpoints kept
@@ -115,6 +117,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradcode.duration import Duration, DurationError
 from gradcode.errors import UserError
 from gradcode.rate import Rate, RateError
 from gradcode.timing import model_from_spec
@@ -312,6 +315,8 @@ class LinksConfig:
     latency: float = 0.0
     rate_text: str = ""
     master_rate_text: str = ""
+    #: ``gradcode.duration``'s spelling of ``latency`` (``1ms``)
+    latency_text: str = "0ms"
 
 
 @dataclass(frozen=True)
@@ -652,15 +657,17 @@ def _network(top: _Section, origin: str | None) -> NetworkConfig | None:
     try:
         rate = Rate.parse(links.raw("rate"), f"{where}network.links.rate")
         master = Rate.parse(links.raw("master_rate", rate), f"{where}network.links.master_rate")
-    except RateError as error:
+        latency = Duration.parse(links.raw("latency", 0), f"{where}network.links.latency")
+    except (RateError, DurationError) as error:
         raise ConfigError(str(error)) from None
     return NetworkConfig(
         LinksConfig(
             rate=rate.bytes_per_second,
             master_rate=master.bytes_per_second,
-            latency=links.number("latency", 0.0),
+            latency=latency.seconds,
             rate_text=str(rate),
             master_rate_text=str(master),
+            latency_text=str(latency),
         )
     )
 

@@ -11,6 +11,10 @@ twelve configurations is one short file whose differences are visible at a glanc
                                       # replaced; the run's ``name`` is ``<experiment>/<run>``
     # optional: the paper's numbers the figure is compared with, free-form
     paper: {key: value}
+    # optional: every run once per value of one run key, named <run>-<value>
+    sweep:
+      key: network.links.latency      # a run key, dotted through mappings
+      values: [0ms, 1ms]              # file-name safe once written with str()
 
 Every merged run is validated like a run file (``parse_config`` and ``build_plan``: scheme
 parameters against the straggler model and world size), so a bad key names the experiment
@@ -31,7 +35,7 @@ from gradcode.runfile.config import ConfigError, RunConfig, parse_config
 from gradcode.runfile.plan import build_plan
 from gradcode.yamlfile import read_yaml
 
-TOP_KEYS = ("name", "description", "base", "runs", "paper")
+TOP_KEYS = ("name", "description", "base", "runs", "paper", "sweep")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -96,7 +100,7 @@ def parse_experiment(raw: Any, *, default_name: str) -> Experiment:
         raise ConfigError("paper: must be a mapping")
     runs: dict[str, dict[str, Any]] = {}
     world_sizes: dict[str, int] = {}
-    for run, override in entries.items():
+    for run, override in _swept(entries, raw.get("sweep")).items():
         if not isinstance(run, str) or not _SAFE.match(run):
             raise ConfigError(f"runs: run name {run!r} must be file-name safe")
         if override is None:
@@ -113,3 +117,34 @@ def parse_experiment(raw: Any, *, default_name: str) -> Experiment:
             raise ConfigError(f"runs.{run}: {error}") from None
         runs[run] = merged
     return Experiment(name, description, runs, dict(paper), world_sizes)
+
+
+def _swept(entries: Mapping[str, Any], sweep: Any) -> dict[str, Any]:
+    """``entries`` (run name -> overrides), each once per value of ``sweep`` (``<run>-<value>``,
+    the value set at its dotted key over the run's own overrides), or as they are without
+    one."""
+    if sweep is None:
+        return dict(entries)
+    if not isinstance(sweep, Mapping) or set(sweep) != {"key", "values"}:
+        raise ConfigError("sweep: must be a mapping with key (a dotted run key) and values")
+    key, values = sweep["key"], sweep["values"]
+    if not isinstance(key, str) or not all(_SAFE.match(part) for part in key.split(".")):
+        raise ConfigError(f"sweep.key: must be a dotted run key like a.b (got {key!r})")
+    if not isinstance(values, list) or not values:
+        raise ConfigError("sweep.values: must be a non-empty list")
+    texts = [str(value) for value in values]
+    if len(set(texts)) != len(texts):
+        raise ConfigError("sweep.values: a value is given twice")
+    swept: dict[str, Any] = {}
+    for run, override in entries.items():
+        if not isinstance(override, Mapping | None):
+            raise ConfigError(f"runs.{run}: must be a mapping of run keys")
+        for value, text in zip(values, texts, strict=True):
+            name = f"{run}-{text}"
+            if not _SAFE.match(name):
+                raise ConfigError(f"sweep.values: {text!r} makes the run name {name!r} unsafe")
+            setting: Any = value
+            for part in reversed(key.split(".")):
+                setting = {part: setting}
+            swept[name] = merge(override or {}, setting)
+    return swept

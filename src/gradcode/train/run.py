@@ -153,7 +153,7 @@ def warn_links(config: RunConfig, run_file: str) -> None:
     if links is None:
         return
     # only rank 0 reads the cluster's state: the other ranks never import it
-    from gradcode.cluster.state import stated_links_mismatch
+    from gradcode.cluster.links import stated_links_mismatch
 
     mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate), links.latency)
     if mismatch is not None:

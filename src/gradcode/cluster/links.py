@@ -1,0 +1,100 @@
+"""The links of the emulated cluster that is up, as a run sees them (in a SLURM job: its
+nodes'): each node's rates and the latency in force now, which ``gradcode cluster latency``
+may have changed for a command from the cluster's own (``up``'s, in the state file), recorded
+in a run's ``summary.json`` (``links_record``) and compared with a run file's stated
+``network.links`` (``stated_links_mismatch``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from gradcode.cluster.delay import config_path, entry_of, read_status, running
+from gradcode.cluster.rerate import job_nodes
+from gradcode.cluster.spec import ClusterSpec, format_limit
+from gradcode.cluster.state import State
+from gradcode.duration import Duration
+from gradcode.rate import Rate
+
+
+def in_force(spec: ClusterSpec, state: State) -> ClusterSpec:
+    """``spec`` with each node's latency and jitter as the running delayer holds them now;
+    ``spec`` itself without a running delayer (none: no latency was asked; one that died: the
+    spec's latencies, which ``links_record`` marks as not applied)."""
+    entry = entry_of(state)
+    if entry is None or not running(entry.get("pid")):
+        return spec
+    try:
+        queues = json.loads(config_path().read_text())["queues"]
+    except (OSError, ValueError, KeyError):
+        return spec
+    nodes = []
+    for node in spec.nodes:
+        held = queues.get(str(node.index))
+        if held is not None:
+            node = replace(node, latency=Duration(int(held[0])), jitter=Duration(int(held[1])))
+        nodes.append(node)
+    return replace(spec, nodes=tuple(nodes))
+
+
+def _up() -> tuple[ClusterSpec, State] | None:
+    """The cluster that is up, latencies in force; in a SLURM job only the job's nodes (it
+    holds them alone, and ``gradcode cluster latency`` in it changes only theirs)."""
+    state = State.load()
+    if state is None or not state.data.get("complete"):
+        return None
+    spec = in_force(ClusterSpec.from_dict(state.data["spec"]), state)
+    mine = job_nodes()
+    if mine is not None:
+        nodes = tuple(node for node in spec.nodes if node.name in set(mine))
+        if nodes:
+            spec = replace(spec, nodes=nodes)
+    return spec, state
+
+
+def links_record() -> dict[str, Any] | None:
+    """The links of the emulated cluster that is up, as a run's ``summary.json`` records them
+    (``communication.cluster``): each node's rates, latency and jitter in force, and the
+    delayer (``running``, ``died`` and when it was last alive, or ``none`` without latency);
+    ``None`` when no cluster is up."""
+    up = _up()
+    if up is None:
+        return None
+    spec, state = up
+    entry = entry_of(state)
+    delayer = "none" if entry is None else "running" if running(entry.get("pid")) else "died"
+    last_alive = (read_status() or {}).get("wall") if delayer == "died" else None
+    return {
+        "nodes": [
+            {
+                "name": node.name,
+                "egress": format_limit(node.egress),
+                "ingress": format_limit(node.ingress),
+                "latency": str(node.latency),
+                "jitter": str(node.jitter),
+            }
+            for node in spec.nodes
+        ],
+        "delayer": delayer,
+        # when a delayer that died last said it was alive (wall clock, to within a second)
+        "delayer_last_alive": last_alive,
+    }
+
+
+def stated_links_mismatch(
+    rate: Rate, master_rate: Rate, latency: float | None = None
+) -> str | None:
+    """How the links of the emulated cluster that is up differ from links stated as ``rate``
+    (workers), ``master_rate`` and ``latency`` (seconds one way; a run file's
+    ``network.links``), in one line naming both values (``ClusterSpec.link_mismatch``,
+    ``latency_mismatch``, against the latency in force); ``None`` when they agree or no
+    cluster is up."""
+    up = _up()
+    if up is None:
+        return None
+    spec = up[0]
+    found = [spec.link_mismatch(rate, master_rate)]
+    if latency is not None:
+        found.append(spec.latency_mismatch(latency))
+    return "; ".join(line for line in found if line is not None) or None
