@@ -76,6 +76,11 @@ def test_one_message_size_does_not_identify_the_latency_and_keeps_the_fastest_ra
     for link, pairs in zip(fitted.workers, transfers, strict=True):
         today = result_link([seconds / size for size, seconds in pairs], 0.95)
         assert link == today  # the rate of the fastest transfer, the latency folded in
+    # two sizes, but never from one worker: no envelope of any worker shows the latency
+    apart = fit_links([_transfers(2, (100_032,))[0], _transfers(3, (200_032,))[0]], 0.95)
+    assert not apart.latency.identifiable and "workers of one message size each" in (
+        apart.latency.reason
+    )
 
 
 def test_no_latency_is_estimated_as_none_and_its_rates_are_the_fastest_transfers():

@@ -31,7 +31,7 @@ fastest transfers give the one-sided interval ``[lo_wj, m_wj]`` of its bound
 ``result_link`` inverts; exact for an exponential excess, and using only how densely the
 transfers crowd near the bound), each at ``1 - (1 - confidence) / K`` for ``K`` of them
 (Bonferroni: together at ``confidence`` or more, so the intervals err wide). The lines through
-every window, ``lo_wj <= L + b_j u_w <= m_wj`` with ``L, u_w >= 0``, are a polygon; its
+every window, ``lo_wj <= L + b_j u_w <= m_wj`` with ``L, u_w >= 0``, are a polytope; its
 projections are the intervals, in closed form: a worker's windows admit a line for ``L``
 where ``(lo_wi - L) / b_i <= (m_wj - L) / b_j`` for every pair of its sizes, a bound on ``L``
 each, and ``u_w`` then runs from ``max_j (lo_wj - L_high) / b_j`` to ``min_j (m_wj - L_low) /
@@ -150,7 +150,12 @@ def _unidentified(
     groups: Sequence[dict[int, np.ndarray]], sizes: tuple[int, ...], confidence: float
 ) -> LinksFit:
     """Latency 0, marked as assumed, and every rate its fastest transfer's (one size)."""
-    shown = f"one message size ({sizes[0]} bytes)" if len(sizes) == 1 else "no worker's two sizes"
+    listed = ", ".join(str(size) for size in sizes)
+    shown = (
+        f"one message size ({listed} bytes)"
+        if len(sizes) == 1
+        else f"workers of one message size each ({listed} bytes)"
+    )
     reason = (
         f"not identifiable from {shown}: 0 assumed, each rate its fastest transfer's (fit "
         "runs of codes with different message lengths together)"
