@@ -37,9 +37,13 @@ def write_run(
     start: float = 0.001,
     one_clock: bool = True,
     links: tuple[float, ...] | None = None,
+    latency: float = 0.0,
+    queueing: float = 0.0,
 ) -> Path:
     """``links``: the run went over real links, worker ``i`` got the model at ``links[j]``
-    for a random ``j`` each iteration, and its results took their bytes over ``RATE``."""
+    for a random ``j`` each iteration, and its results (``8 H`` bytes of header and the
+    code's message length in float64s) took ``latency`` plus their bytes over ``RATE`` plus
+    an exponential wait of mean ``queueing`` (the master's port, polling)."""
     code = build(scheme, **params)
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True)
@@ -55,6 +59,7 @@ def write_run(
     }
     (directory / "summary.json").write_text(json.dumps(summary))
     keys = code.all_message_keys()
+    nbytes = 8 * code.message_length(FEATURES) + 8 * H
     lines = []
     for t in range(iterations):
         x1 = t1 + rng.exponential(1 / lambda1, code.n)
@@ -80,8 +85,12 @@ def write_run(
                     "injected_comm": 0.0 if one_clock else float(x2[w] / code.m),
                     "started": float(starts[w]),
                     "arrival": float(y_at[q]),
-                    "transfer": (BYTES / RATE if links else 0.001) if one_clock else None,
-                    "bytes": BYTES,
+                    "transfer": (
+                        (latency + nbytes / RATE + _wait(rng, queueing) if links else 0.001)
+                        if one_clock
+                        else None
+                    ),
+                    "bytes": nbytes,
                 }
             )
         lines.append(
@@ -94,6 +103,11 @@ def write_run(
         )
     (directory / "log.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     return directory
+
+
+def _wait(rng: np.random.Generator, mean: float) -> float:
+    """An exponential wait of ``mean`` seconds (none, and no draw, for 0)."""
+    return float(rng.exponential(mean)) if mean else 0.0
 
 
 def write_tree_run(

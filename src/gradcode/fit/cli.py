@@ -5,8 +5,9 @@ cluster runs with the same number of workers, uncoded runs included; a tree run'
 ``nodes.jsonl`` too), fits
 ``T1 = t1 + Exp(lambda1)`` per data subset and ``T2 = t2 + Exp(lambda2)`` per full-length
 vector by maximum likelihood with the stragglers' censoring, per worker where the workers
-differ, and the runtime's own cost per iteration; prints the estimates with their intervals and
-goodness of fit and writes a simulation spec (``gradcode.fit.runs``) that ``gradcode
+differ, and the runtime's own cost per iteration (on real links: the links' rates and
+latency, ``gradcode.fit.latency``); prints the estimates with their intervals and goodness of
+fit and writes a simulation spec (``gradcode.fit.runs``) that ``gradcode
 simulate`` and ``gradcode codes recommend --spec`` read.
 
 If a Kolmogorov-Smirnov test rejects the model (bootstrap p-value below ``--level``), nothing
@@ -64,14 +65,15 @@ def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
     lines.append(f"overhead      {fitted.overhead:.4g} s [{low:.4g}, {high:.4g}] per iteration")
     lines.append(f"model         {fitted.model}")
     if fitted.model == "shared-links":
-        workers, master = fitted.link_rates()
+        links, master = fitted.link_rates()
         level = f"{fitted.confidence:.0%}"
-        for worker, link in enumerate(workers):
+        for worker, link in enumerate(links.workers):
             lines.append(f"link {worker:<8} {link.describe()} ({link.measured} transfers)")
         lines.append(
             f"master port   {master.describe()} ({master.measured} iterations; payload; "
             f"intervals at {level}; T2 not used)"
         )
+        lines.append(f"latency       {links.latency.describe()}")
     homogeneity = fitted.homogeneity
     if homogeneity.get("tested"):
         verdict = "fitted per worker" if fitted.per_worker is not None else "pooled"

@@ -68,6 +68,19 @@ def result_link(seconds_per_byte: Sequence[float], confidence: float) -> LinkRat
     if x.size == 0:
         raise FitError("no measured transfer")
     rate = float(1.0 / x.min())
+    try:
+        low = shift_bound(x, confidence)
+    except FitError as error:
+        return LinkRate(rate, None, int(x.size), f"no interval: {error}")
+    return LinkRate(rate, (rate, 1.0 / low if low > 0 else math.inf), int(x.size))
+
+
+def shift_bound(values: np.ndarray, confidence: float) -> float:
+    """The lower end of the one-sided interval of the least value a quantity can take (its
+    upper end: the least measured), from the exponential-spacing pivot of the fastest
+    (``fit_times`` on complete samples); ``FitError`` saying why without one (too few,
+    constant)."""
+    x = np.asarray(values, dtype=np.float64)
     sample = Sample(
         subsets=np.ones(x.size),
         fraction=np.zeros(x.size),
@@ -78,10 +91,8 @@ def result_link(seconds_per_byte: Sequence[float], confidence: float) -> LinkRat
     try:
         fit = fit_times(sample, confidence=confidence, bootstrap=0).compute
     except FitError as error:
-        reason = str(error).split(": ", 1)[-1]
-        return LinkRate(rate, None, int(x.size), f"no interval: {reason}")
-    low = fit.shift_interval[0]
-    return LinkRate(rate, (rate, 1.0 / low if low > 0 else math.inf), int(x.size))
+        raise FitError(str(error).split(": ", 1)[-1]) from None
+    return fit.shift_interval[0]
 
 
 def master_link(rates: Sequence[float], confidence: float) -> LinkRate:

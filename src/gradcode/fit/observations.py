@@ -156,10 +156,11 @@ class RunObservations:
     links: bool
     #: the code's ``topology``: ``flat``, ``tree`` or ``ring``
     topology: str = "flat"
-    #: per worker, every result's transfer time per payload byte (one clock; ``fit.links``)
-    upload_seconds_per_byte: tuple[tuple[float, ...], ...] = ()
-    #: per iteration, the master's sending rate of the model (one clock; ``fit.links``)
-    downloads: tuple[float, ...] = ()
+    #: per worker, every result's ``(bytes, transfer seconds)`` (one clock; ``fit.latency``)
+    upload_transfers: tuple[tuple[tuple[float, float], ...], ...] = ()
+    #: per iteration, the model's copies the master sent, ``(bytes, seconds until the last
+    #: worker had its copy)`` (one clock; ``fit.links``)
+    downloads: tuple[tuple[float, float], ...] = ()
     #: how the model reached the workers (``summary.json``'s ``distribution``; before it was
     #: recorded, copies: ``isend``)
     distribution: str = "isend"
@@ -236,8 +237,9 @@ class _FlatReading:
     overhead: list[float] = field(default_factory=list)
     measured: list[float] = field(default_factory=list)
     rates: list[list[float]] = field(default_factory=list)
+    transfers: list[list[tuple[float, float]]] = field(default_factory=list)
     received: list[list[float]] = field(default_factory=list)
-    downloads: list[float] = field(default_factory=list)
+    downloads: list[tuple[float, float]] = field(default_factory=list)
     orders: list[list[float]] = field(default_factory=list)
     finish: list[float] = field(default_factory=list)
 
@@ -260,6 +262,7 @@ def _flat_run(
         firsts=firsts,
         subsets=[code.data_fraction(key) * code.n for key in firsts],
         rates=[[] for _ in range(code.n)],
+        transfers=[[] for _ in range(code.n)],
         received=[[] for _ in range(code.n)],
     )
     model_bytes = MODEL_FLOAT_BYTES * (int(summary.get("data", {}).get("features", 0)) + 1)
@@ -277,8 +280,10 @@ def _flat_run(
         overhead=tuple(reading.overhead),
         measured=tuple(reading.measured),
         upload_rate=tuple(float(max(r)) if r else None for r in reading.rates),
-        download_rate=float(np.median(reading.downloads)) if reading.downloads else None,
-        upload_seconds_per_byte=tuple(tuple(1.0 / rate for rate in r) for r in reading.rates),
+        download_rate=(
+            float(np.median([b / t for b, t in reading.downloads])) if reading.downloads else None
+        ),
+        upload_transfers=tuple(tuple(pairs) for pairs in reading.transfers),
         downloads=tuple(reading.downloads),
         distribution=str(summary.get("distribution", {}).get("way", "isend")),
         model_received=tuple(float(np.median(r)) if r else None for r in reading.received),
@@ -309,7 +314,7 @@ def _read_flat_iteration(
     latest_start = max(starts, default=0.0)
     if latest_start > 0:
         copies = code.n - len(lost)
-        reading.downloads.append(copies * model_bytes / latest_start)
+        reading.downloads.append((float(copies * model_bytes), latest_start))
         by_worker = {m["worker"]: m["started"] for m in messages.values()}
         if len(by_worker) == code.n:
             reading.orders.append(sorted(by_worker.values()))
@@ -339,6 +344,7 @@ def _read_flat_iteration(
             reading.received[worker].append(float(message["started"]))
             if message.get("transfer"):
                 reading.rates[worker].append(message["bytes"] / message["transfer"])
+                reading.transfers[worker].append((message["bytes"], message["transfer"]))
     completion = _completion(code, record, one_clock)
     reading.measured.append(float(record["iteration_time"]))
     reading.overhead.append(float(record["iteration_time"]) - completion)

@@ -15,10 +15,14 @@ timing models:
   communication was emulated, or measured without real links;
 - ``shared-links`` (runs over real links, ``network`` in their run files, with one clock): the
   same fitted ``T1`` (``a = t1``, ``mu = lambda1``, ``data = n``: a data point per subset), and
-  the links fitted instead of ``T2``: every worker's link at the highest payload rate its
-  results reached (its least contended transfer), the master's at the rate the model copies
-  left it (both written spelt, ``gradcode.rate``'s canonical ``...bit``, which reads back to
-  the fitted bytes per second exactly), all results sharing the master's port as real links do;
+  the links fitted instead of ``T2``: the links' ``latency`` and every worker's rate from the
+  lower envelope of its results' transfer times, ``latency + bytes / rate``
+  (``gradcode.fit.latency``; from results of one message size the latency is not
+  identifiable: 0, marked as assumed in ``fit.link_rates.latency``, and every rate the
+  highest payload rate its results reached, its least contended transfer), the master's at
+  the rate the model copies left it once the latency is taken off (both rates written spelt,
+  ``gradcode.rate``'s canonical ``...bit``, which reads back to the fitted bytes per second
+  exactly), all results sharing the master's port as real links do;
   the model's way to the workers as measured (``starts``: when the ``j``-th worker had it,
   dealt to the workers in a random order every trial, as TCP serves the copies; a perfectly
   fair download would start them all together, and their results would collide), ``overhead``
@@ -44,7 +48,8 @@ import numpy as np
 
 from gradcode.codes import build
 from gradcode.errors import UserError
-from gradcode.fit.links import LinkRate, master_link, result_link
+from gradcode.fit.latency import LinksFit, fit_links
+from gradcode.fit.links import LinkRate, master_link
 from gradcode.fit.observations import RunObservations, pooled, read_runs
 from gradcode.fit.replay import TreeIterations, tree_ks
 from gradcode.fit.shifted_exponential import (
@@ -119,7 +124,7 @@ class FittedModel:
                 # spelt with their unit (exactly: Rate's text reads back to the same float)
                 "rate": [str(Rate(r)) for r in rate] if isinstance(rate, list) else str(Rate(rate)),
                 "master_rate": str(Rate(links["master_rate"])),
-                "latency": 0.0,
+                "latency": links["latency"],
                 "features": self.runs[0].features,
                 "header_bytes": float(RESULT_HEADER_BYTES),
                 "download": False,
@@ -138,26 +143,40 @@ class FittedModel:
         params["overhead"] = overhead
         return params
 
-    def link_rates(self) -> tuple[list[LinkRate], LinkRate]:
-        """Every worker's link and the master's port, with intervals (``gradcode.fit.links``)."""
-        workers = []
+    def link_rates(self) -> tuple[LinksFit, LinkRate]:
+        """The latency and every worker's link (``gradcode.fit.latency``), and the master's
+        port (``gradcode.fit.links``), with intervals."""
+        transfers = []
         for worker in range(self.workers):
-            seen = [x for run in self.runs for x in run.upload_seconds_per_byte[worker]]
+            seen = [pair for run in self.runs for pair in run.upload_transfers[worker]]
             if not seen:
                 raise UserError(
                     f"worker {worker}: no measured transfer in any run; the links cannot be fitted"
                 )
-            workers.append(result_link(seen, self.confidence))
-        downloads = [rate for run in self.runs for rate in run.downloads]
+            transfers.append(seen)
+        try:
+            links = fit_links(transfers, self.confidence)
+        except FitError as error:
+            raise UserError(f"the links cannot be fitted: {error}") from None
+        downloads = [pair for run in self.runs for pair in run.downloads]
         if not downloads:
             raise UserError("no model download measured in any run; the links cannot be fitted")
-        return workers, master_link(downloads, self.confidence)
+        latency = links.latency.seconds
+        late = [seconds for _, seconds in downloads if seconds <= latency]
+        if late:
+            raise UserError(
+                f"a model copy arrived {late[0]:.4g} s after the iteration began, within the "
+                f"fitted latency of {latency:.4g} s; the links cannot be fitted"
+            )
+        # the model's copies reach the last worker at latency + their bytes / master_rate
+        rates = [nbytes / (seconds - latency) for nbytes, seconds in downloads]
+        return links, master_link(rates, self.confidence)
 
     def links(self) -> dict[str, Any]:
-        """The fitted link rates (bytes per second): ``rate`` (per worker when the workers
-        were fitted one by one, else their median) and ``master_rate``."""
-        workers, master = self.link_rates()
-        per_worker = [link.rate for link in workers]
+        """The fitted links: ``rate`` (bytes per second, per worker when the workers were
+        fitted one by one, else their median), ``master_rate`` and ``latency`` (seconds)."""
+        fitted, master = self.link_rates()
+        per_worker = [link.rate for link in fitted.workers]
         orders = [run.start_order for run in self.runs if run.start_order is not None]
         if not orders:
             raise UserError(
@@ -168,20 +187,22 @@ class FittedModel:
         return {
             "rate": rate,
             "master_rate": master.rate,
+            "latency": fitted.latency.seconds,
             "starts": np.median(orders, axis=0).tolist(),
         }
 
     def _link_report(self) -> dict[str, Any] | None:
         """The links with intervals, where the runs measured them (one clock, flat)."""
-        if not all(run.upload_seconds_per_byte and run.downloads for run in self.runs):
+        if not all(run.upload_transfers and run.downloads for run in self.runs):
             return None
         try:
-            workers, master = self.link_rates()
+            fitted, master = self.link_rates()
         except UserError:
             return None
         return {
             "confidence": self.confidence,
-            "workers": [link.as_dict() for link in workers],
+            "latency": fitted.latency.as_dict(),
+            "workers": [link.as_dict() for link in fitted.workers],
             "master": master.as_dict(),
         }
 

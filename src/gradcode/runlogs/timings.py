@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes.base import GradientCode
+from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.runfile.bandwidth import SinglePort
 from gradcode.runfile.config import BandwidthConfig, LinksConfig
@@ -154,10 +155,32 @@ def predicted_links_time(
     model = links_model(
         links, features, header_bytes, distribution=distribution, collection=collection
     )
-    run = model.prepare(code)
-    if isinstance(run, TreeRun | RingRun):
-        return float(run.finish(node_work(code, record)[None, :]).times[0])
-    return float(code.completion_times(run.arrivals(logged_work(code, record)[None, :]))[0])
+    model.check(code)
+    return topology_of(code).accept(_Predicted(model, record), code)
+
+
+class _Predicted(TopologyVisitor[float]):
+    """``predicted_links_time`` of each topology: a flat code's messages from their logged
+    work, a tree's or a ring's nodes from theirs (``node_work``)."""
+
+    def __init__(self, model: LinksModel, record: Mapping[str, Any]) -> None:
+        self.model, self.record = model, record
+
+    def _rates(self, code: GradientCode) -> np.ndarray:
+        return self.model.rate.for_workers(code.n)
+
+    def flat(self, code: GradientCode) -> float:
+        run = FlatRun(self.model, code, self._rates(code))
+        arrivals = run.arrivals(logged_work(code, self.record)[None, :])
+        return float(code.completion_times(arrivals)[0])
+
+    def tree(self, code: TreeCode) -> float:
+        run = TreeRun(self.model, code, self._rates(code))
+        return float(run.finish(node_work(code, self.record)[None, :]).times[0])
+
+    def ring(self, code: RingCode) -> float:
+        run = RingRun(self.model, code, self._rates(code))
+        return float(run.finish(node_work(code, self.record)[None, :]).times[0])
 
 
 @dataclass(frozen=True)
