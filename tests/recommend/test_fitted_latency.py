@@ -38,9 +38,11 @@ def test_the_fitted_latency_turns_a_rings_lead_over_a_flat_code(tmp_path):
     # the spec as fitted (flat codes: their measured download): every result a latency later
     fitted = load_spec(spec, origin="fitted").model
     without = model_from_spec("shared-links", params | {"latency": 0.0})
-    _, at = _times(fitted, (FLAT,))
-    _, zero = _times(without, (FLAT,))
+    _, at = _times(fitted, (FLAT, RING))
+    _, zero = _times(without, (FLAT, RING))
     assert at[FLAT] - zero[FLAT] == pytest.approx(latency)
+    # a ring downloads nothing: the spec's measured starts leave it alone, its steps pay
+    assert at[RING] - zero[RING] == pytest.approx(6 * latency)
 
     # the same fitted computation and links with the model's own download, which rings and
     # trees have too: a flat code pays 2 latencies (the model down, its result up), a ring

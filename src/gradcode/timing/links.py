@@ -341,7 +341,8 @@ class LinksModel(TimingModel):
         "overhead": "constant time added to every iteration: a runtime's own cost (default 0)",
         "starts": (
             "instead of download: when the workers have the model, one time per worker (as "
-            "measured), dealt to the workers in a random order every trial (flat codes)"
+            "measured), dealt to the workers in a random order every trial (flat codes; rings, "
+            "which download nothing, ignore them)"
         ),
     }
     #: the measured starts are dealt to the workers at random, not one per worker
@@ -455,9 +456,13 @@ class LinksModel(TimingModel):
             if per is not None:
                 per.check(scheme.n, scheme.name)
         topology = topology_of(scheme)
-        if self.starts is not None:
+        # a ring's workers hold the model already (RingRun downloads nothing): the starts
+        # measured for flat codes do not concern it, so a fitted spec ranks rings too
+        if self.starts is not None and topology.ring(scheme) is None:
             if not topology.direct:
-                raise ValueError(f"parameters.starts: for flat codes only, not {scheme.name}")
+                raise ValueError(
+                    f"parameters.starts: for flat codes and rings only, not {scheme.name}"
+                )
             if len(self.starts) != scheme.n:
                 raise ValueError(
                     f"parameters.starts: describes {len(self.starts)} workers but "
