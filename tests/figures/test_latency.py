@@ -2,7 +2,7 @@
 
 import pytest
 
-from gradcode.figures.latency import Crossover, crossover
+from gradcode.figures.latency import Crossover, crossover, scheme_of
 
 
 def test_the_crossover_is_interpolated_where_the_gap_changes_sign():
@@ -32,3 +32,11 @@ def test_bad_sweeps_are_refused():
         crossover([0.001, 0.0], [1.0, 1.0], [2.0, 2.0])
     with pytest.raises(ValueError, match="ascending"):
         crossover([0.0], [1.0, 1.0], [2.0])
+
+
+def test_a_swept_runs_scheme_is_its_name_without_the_latency():
+    assert scheme_of("CR-0.5ms", "500us") == "CR"
+    assert scheme_of("RAR-mpi-1ms", "1ms") == "RAR-mpi"
+    assert scheme_of("d4-s1-m3-0ms", "0ms") == "d4-s1-m3"
+    assert scheme_of("RAR-mpi", "0ms") == "RAR-mpi"  # not swept
+    assert scheme_of("CR-2ms", "1ms") == "CR-2ms"  # another latency: not this sweep's

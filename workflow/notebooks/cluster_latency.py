@@ -22,6 +22,9 @@
 # latency, beside `paper.speedups` where the paper gives one, and the latency from which it is
 # the faster one, measured and by the model (`gradcode.figures.latency.crossover`: linear
 # between the swept latencies, only bounded when the sweep never sees the order change).
+# The third panel is what the delayer itself cost per iteration (CPU seconds on the two cores
+# the nodes share, `latency.json`): measured times at a latency include that contention, which
+# on real machines the network's switches absorb; the model has none of it.
 
 # %%
 import matplotlib.pyplot as plt
@@ -63,7 +66,7 @@ for point in points:
     )
 
 # %%
-figure, (times, ratio) = plt.subplots(1, 2, figsize=(13, 4.8))
+figure, (times, ratio, cpu) = plt.subplots(1, 3, figsize=(17, 4.8), width_ratios=[1.2, 1.2, 1])
 colours = dict(zip(order, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
 for name in order:
     xs = np.array([p.latency for p in grouped[name]]) * 1e3
@@ -92,6 +95,14 @@ ratio.set_xlabel("one-way latency per link (ms)")
 ratio.set_ylabel(f"{focus}'s speedup per iteration")
 ratio.set_title(f"{focus} against the others (o measured, -- model; vertical: crossover)")
 ratio.legend(fontsize=8)
+for name in order:
+    held = [p for p in grouped[name] if p.delayer_cpu is not None]
+    xs = np.array([p.latency for p in held]) * 1e3
+    cpu.plot(xs, [p.delayer_cpu for p in held], "o-", color=colours[name], label=name)
+cpu.set_xlabel("one-way latency per link (ms)")
+cpu.set_ylabel("delayer CPU per iteration (s)")
+cpu.set_title("what delaying costs this machine's cores\n(a real network's switches pay it)")
+cpu.legend(fontsize=8)
 figure.suptitle(
     f"{setting.name}: N = {workers}, links {links['rate_text']} "
     f"(master {links['master_rate_text']}) - {data_note(records)}"
@@ -113,7 +124,13 @@ for name in order:
                 point.measured,
                 "emulated network",
                 f"{point.iterations} iterations after the first; latency in force "
-                f"{point.in_force}" + stand_in_suffix([point.run]),
+                f"{point.in_force}"
+                + (
+                    ""
+                    if point.delayer_cpu is None
+                    else f"; the delayer used {point.delayer_cpu:.3g} s of CPU per iteration"
+                )
+                + stand_in_suffix([point.run]),
             )
         )
 for other, result in found.items():

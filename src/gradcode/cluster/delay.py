@@ -212,6 +212,19 @@ def running(pid: int | None) -> bool:
     return state != "Z" and MODULE.encode() in cmdline
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """User and system CPU seconds process ``pid`` has used so far (``None``: no such
+    process)."""
+    if not pid:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # utime and stime, fields 14 and 15 of stat(5), counted from the state (field 3)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def reconfigure(settings: Mapping[int, tuple[Duration, Duration]], state: State) -> int:
     """Give the running delayer new (latency, jitter) per queue and wait until it holds them;
     the setting's generation."""

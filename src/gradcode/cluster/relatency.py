@@ -18,8 +18,9 @@ delayer that died is refused (``cluster status`` says so): its links would not h
 latency asked for.
 
 ``--record FILE`` writes what was done as JSON: the latencies as set (nanoseconds and as
-stated), the moments they held and were put back on the monotonic and wall clocks, the command
-and its exit status.
+stated), the moments they held and were put back on the monotonic and wall clocks, the CPU
+seconds the delayer used meanwhile (``delayer_cpu_seconds``: on one machine it shares the
+cores with the nodes), the command and its exit status.
 """
 
 from __future__ import annotations
@@ -105,6 +106,11 @@ def _as_record(setting: Setting) -> list[dict[str, Any]]:
     ]
 
 
+def _delayer_cpu(state: State) -> float | None:
+    entry = delay.entry_of(state)
+    return None if entry is None else delay.cpu_seconds(entry.get("pid"))
+
+
 def run_latency(
     plan: LatencyPlan, state: State, command: Sequence[str], record: str | Path | None = None
 ) -> int:
@@ -154,10 +160,15 @@ def run_latency(
             result["latency_set"] = _moment(1)
         else:
             result["latency_set"] = _moment(delay.reconfigure(plan.during, state))
+        result["latency_set"]["delayer_cpu_seconds"] = _delayer_cpu(state)
 
     def restore_latency(result: dict[str, Any]) -> None:
         if not changed:
             return
+        # what delaying cost the machine meanwhile: on one host it takes the ranks' cores
+        used = _delayer_cpu(state), result.get("latency_set", {}).get("delayer_cpu_seconds")
+        if None not in used:
+            result["delayer_cpu_seconds"] = round(used[0] - used[1], 3)
         try:
             if temporary:
                 delay.remove(plan.spec, state)

@@ -3,6 +3,12 @@ rule ``train_latency``): every run's mean time per iteration, measured and by th
 ``shared-links`` model for its own logged computation at its stated latency, grouped by scheme;
 and the latency at which one scheme overtakes another (``crossover``), measured and predicted.
 
+The delayer's cost. On the emulated cluster the delayer that holds the packets is a process on
+the same two cores as the nodes (40-55 us of CPU a packet, docs/measurements/link-latency.md):
+a run at a latency also pays that CPU, which a real network's switches pay instead.
+``latency.json`` records how much it used during the job (``delayer_cpu``, per iteration), so
+the figure can show it beside the times; the model has no such cost.
+
 Crossover. Between two swept latencies the times are taken as linear in the latency (the model
 is: a ring pays ``2 (N - 1)`` latencies an iteration, a tree a few per level), so where the
 difference ``slower - faster`` changes sign the crossover is interpolated there. When it never
@@ -12,6 +18,7 @@ ahead there) or ``>`` the largest (not yet ahead); ``crossover`` says which.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +27,9 @@ from typing import Any
 import numpy as np
 
 from gradcode.codes import build
+from gradcode.duration import Duration, DurationError
 from gradcode.figures.runs import Run
+from gradcode.pipeline.paths import LATENCY_FILE
 from gradcode.runfile.config import load_config
 from gradcode.runlogs.log import read_log
 from gradcode.runlogs.timings import predicted_links_time
@@ -43,15 +52,16 @@ class LatencyPoint:
     in_force: str | None
     delayer: str | None
     run: Run
+    #: CPU seconds the delayer used per iteration of the job (its start-up included), from
+    #: the run's ``latency.json`` (``None`` without one, or without a delayer)
+    delayer_cpu: float | None = None
 
 
 def latency_point(run: Run, skip: int = 1) -> LatencyPoint:
     """``run``'s point (``skip``: the first iterations also set up the connections)."""
     folder = Path(run.path).parent
     links = load_config(folder / "run.yaml").network.links
-    suffix = f"-{links.latency_text}"
-    name = run.short_name
-    scheme = name[: -len(suffix)] if name.endswith(suffix) else name
+    scheme = scheme_of(run.short_name, links.latency_text)
     code = build(run.summary["scheme"], **run.params)
     features = run.summary["data"]["features"]
     way = run.summary.get("distribution", {}).get("way", "isend")
@@ -66,6 +76,9 @@ def latency_point(run: Run, skip: int = 1) -> LatencyPoint:
             for record in log
         ]
     )
+    record = folder / LATENCY_FILE
+    used = json.loads(record.read_text()).get("delayer_cpu_seconds") if record.is_file() else None
+    completed = int(run.summary.get("completed") or 0)
     cluster = run.summary.get("communication", {}).get("cluster") or {}
     nodes = cluster.get("nodes") or []
     return LatencyPoint(
@@ -78,7 +91,19 @@ def latency_point(run: Run, skip: int = 1) -> LatencyPoint:
         in_force=nodes[1]["latency"] if len(nodes) > 1 else None,
         delayer=cluster.get("delayer"),
         run=run,
+        delayer_cpu=None if used is None or not completed else used / completed,
     )
+
+
+def scheme_of(name: str, latency: str) -> str:
+    """A swept run's scheme: ``name`` without the ``-<latency>`` a sweep added, however the
+    value was spelt (``CR-0.5ms`` at ``500us``: ``CR``); ``name`` when it has none."""
+    head, _, tail = name.rpartition("-")
+    try:
+        same = bool(head) and Duration.parse(tail, "run name") == Duration.parse(latency, "")
+    except DurationError:
+        same = False
+    return head if same else name
 
 
 def by_scheme(points: Sequence[LatencyPoint]) -> dict[str, list[LatencyPoint]]:
