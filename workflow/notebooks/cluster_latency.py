@@ -22,9 +22,9 @@
 # latency, beside `paper.speedups` where the paper gives one, and the latency from which it is
 # the faster one, measured and by the model (`gradcode.figures.latency.crossover`: linear
 # between the swept latencies, only bounded when the sweep never sees the order change).
-# The third panel is what the delayer itself cost per iteration (CPU seconds on the two cores
-# the nodes share, `latency.json`): measured times at a latency include that contention, which
-# on real machines the network's switches absorb; the model has none of it.
+# The third panel is what the delayer itself took of the two cores the nodes share during the
+# job (its CPU seconds per second, `latency.json`): measured times at a latency include that
+# contention, which on real machines the network's switches absorb; the model has none of it.
 
 # %%
 import matplotlib.pyplot as plt
@@ -92,20 +92,24 @@ for other, result in found.items():
 ratio.axhline(1.0, color="k", lw=0.8)
 ratio.set_yscale("log")
 ratio.set_xlabel("one-way latency per link (ms)")
-ratio.set_ylabel(f"{focus}'s speedup per iteration")
-ratio.set_title(f"{focus} against the others (o measured, -- model; vertical: crossover)")
+ratio.set_ylabel(f"{focus}'s speedup per iteration", labelpad=0)
+ratio.set_title(f"{focus} against the others\n(o measured, -- model; vertical: crossover)")
 ratio.legend(fontsize=8)
 for name in order:
-    held = [p for p in grouped[name] if p.delayer_cpu is not None]
+    held = [p for p in grouped[name] if p.delayer_share is not None]
     xs = np.array([p.latency for p in held]) * 1e3
-    cpu.plot(xs, [p.delayer_cpu for p in held], "o-", color=colours[name], label=name)
+    cpu.plot(xs, [p.delayer_share for p in held], "o", color=colours[name], label=name)
+if any(p.delayer_share is not None for p in points):
+    cpu.legend(fontsize=8)
+else:
+    cpu.text(0.5, 0.5, "not recorded for these runs", ha="center", transform=cpu.transAxes)
 cpu.set_xlabel("one-way latency per link (ms)")
-cpu.set_ylabel("delayer CPU per iteration (s)")
-cpu.set_title("what delaying costs this machine's cores\n(a real network's switches pay it)")
-cpu.legend(fontsize=8)
+cpu.set_ylabel("delayer's share of a core during the job")
+cpu.set_title("the delayer's CPU (real switches pay it)")
 figure.suptitle(
     f"{setting.name}: N = {workers}, links {links['rate_text']} "
-    f"(master {links['master_rate_text']}) - {data_note(records)}"
+    f"(master {links['master_rate_text']}) - {data_note(records)}",
+    y=1.06,
 )
 style.save(figure, png)
 
@@ -127,8 +131,8 @@ for name in order:
                 f"{point.in_force}"
                 + (
                     ""
-                    if point.delayer_cpu is None
-                    else f"; the delayer used {point.delayer_cpu:.3g} s of CPU per iteration"
+                    if point.delayer_share is None
+                    else f"; the delayer took {point.delayer_share:.2f} of a core during the job"
                 )
                 + stand_in_suffix([point.run]),
             )

@@ -6,8 +6,8 @@ and the latency at which one scheme overtakes another (``crossover``), measured 
 The delayer's cost. On the emulated cluster the delayer that holds the packets is a process on
 the same two cores as the nodes (40-55 us of CPU a packet, docs/measurements/link-latency.md):
 a run at a latency also pays that CPU, which a real network's switches pay instead.
-``latency.json`` records how much it used during the job (``delayer_cpu``, per iteration), so
-the figure can show it beside the times; the model has no such cost.
+``latency.json`` records how much it used during the job, so the figure can show its share of
+a core (``delayer_share``) beside the times; the model has no such cost.
 
 Crossover. Between two swept latencies the times are taken as linear in the latency (the model
 is: a ring pays ``2 (N - 1)`` latencies an iteration, a tree a few per level), so where the
@@ -52,9 +52,10 @@ class LatencyPoint:
     in_force: str | None
     delayer: str | None
     run: Run
-    #: CPU seconds the delayer used per iteration of the job (its start-up included), from
-    #: the run's ``latency.json`` (``None`` without one, or without a delayer)
-    delayer_cpu: float | None = None
+    #: the delayer's share of a core while the job ran (its CPU seconds over the job's, the
+    #: start-up included), from the run's ``latency.json`` (``None`` without one, or without
+    #: a delayer)
+    delayer_share: float | None = None
 
 
 def latency_point(run: Run, skip: int = 1) -> LatencyPoint:
@@ -76,9 +77,7 @@ def latency_point(run: Run, skip: int = 1) -> LatencyPoint:
             for record in log
         ]
     )
-    record = folder / LATENCY_FILE
-    used = json.loads(record.read_text()).get("delayer_cpu_seconds") if record.is_file() else None
-    completed = int(run.summary.get("completed") or 0)
+    share = delayer_share(folder / LATENCY_FILE)
     cluster = run.summary.get("communication", {}).get("cluster") or {}
     nodes = cluster.get("nodes") or []
     return LatencyPoint(
@@ -91,8 +90,21 @@ def latency_point(run: Run, skip: int = 1) -> LatencyPoint:
         in_force=nodes[1]["latency"] if len(nodes) > 1 else None,
         delayer=cluster.get("delayer"),
         run=run,
-        delayer_cpu=None if used is None or not completed else used / completed,
+        delayer_share=share,
     )
+
+
+def delayer_share(record: Path) -> float | None:
+    """The delayer's CPU seconds per second while ``gradcode cluster latency`` held a command's
+    latency (its ``--record``), ``None`` without the record or a delayer."""
+    if not record.is_file():
+        return None
+    found = json.loads(record.read_text())
+    used = found.get("delayer_cpu_seconds")
+    held, back = found.get("latency_set"), found.get("latency_restored")
+    if used is None or not held or not back or back["clock"] <= held["clock"]:
+        return None
+    return float(used) / (back["clock"] - held["clock"])
 
 
 def scheme_of(name: str, latency: str) -> str:
