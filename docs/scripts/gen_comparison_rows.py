@@ -44,6 +44,7 @@ NOTEBOOK_PAGE = {
     "cluster_links": "index",
     "cluster_link_rates": "index",
     "cluster_link_cut": "index",
+    "cluster_latency": "index",
 }
 
 
