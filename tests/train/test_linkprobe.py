@@ -90,7 +90,7 @@ def test_probe_reads_the_links_of_a_run_file(tmp_path):
     )
     assert code == 0, stderr[-2000:]
     result = json.loads((tmp_path / "links.json").read_text())
-    assert result["stated"] == {"rate": 12.5e6, "master_rate": 12.5e6, "latency": 0.0}
+    assert result["stated"] == {"rate": 12.5e6, "master_rate": 12.5e6, "latency": 0.001}
     (row,) = result["summary"]["up"]["sizes"]
-    assert row["predicted"] == pytest.approx(65536 / 12.5e6)
+    assert row["predicted"] == pytest.approx(0.001 + 65536 / 12.5e6)  # the stated 1 ms one way
     assert "down" not in result["summary"]

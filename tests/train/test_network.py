@@ -122,7 +122,7 @@ def test_check_prints_the_links_and_their_prediction(tmp_path, logistic_data, ca
     run = base_run(
         logistic_data,
         scheme={"name": "frc", "params": {"n": 4, "s": 1}},
-        network={"links": {"rate": "1kB/s", "latency": 0.5}},
+        network={"links": {"rate": "1kB/s", "latency": "500ms"}},
     )
     assert invoke(["train", "check", str(write_run(tmp_path / "links.yaml", run))]) == 0
     out = capsys.readouterr().out
