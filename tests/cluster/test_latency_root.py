@@ -50,13 +50,20 @@ def _round_trips(source: str, target: str) -> list[float]:
     return [float(t) for t in re.findall(r"time=([0-9.]+) ms", done.stdout)]
 
 
+#: what a round trip may exceed twice the latency by: the delayer's own path adds 0.15-0.3 ms
+#: and a busy core more (docs/measurements/link-latency.md; CI once measured 0.335 ms at a
+#: 2 ms setting), and it never takes any away
+ABOVE_MS, BELOW_MS = 0.6, 0.1
+
+
 def _assert_round_trip(trips: list[float], one_way_ms: float) -> None:
-    """The median round trip within 0.3 ms or 10 % of twice the latency (the median: a
-    shared machine's scheduler delays some pings by milliseconds)."""
+    """The median round trip from 0.1 ms below twice the latency to 0.6 ms or 10 % above (the
+    median: a shared machine's scheduler delays some pings by milliseconds)."""
     assert len(trips) >= 70, trips
     expected = 2 * one_way_ms
     median = statistics.median(trips)
-    assert abs(median - expected) <= max(0.3, 0.1 * expected), (median, expected, trips)
+    above = max(ABOVE_MS, 0.1 * expected)
+    assert expected - BELOW_MS <= median <= expected + above, (median, expected, trips)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +116,7 @@ def test_jitter_spreads_round_trips_within_its_bounds(cluster):
     assert done.returncode == 0, done.stderr
     trips = [float(t) for t in re.findall(r"time=([0-9.]+) ms", done.stdout)]
     quartiles = statistics.quantiles(trips, n=4)
-    assert min(trips) >= 1.0 and abs(quartiles[1] - 2.0) <= 0.3, trips
+    assert min(trips) >= 1.0 and 2.0 - BELOW_MS <= quartiles[1] <= 2.0 + ABOVE_MS, trips
     assert 0.25 <= quartiles[2] - quartiles[0] <= 1.0, trips
 
 
