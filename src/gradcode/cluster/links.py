@@ -47,7 +47,8 @@ def _up() -> tuple[ClusterSpec, State] | None:
     spec = in_force(ClusterSpec.from_dict(state.data["spec"]), state)
     mine = job_nodes()
     if mine is not None:
-        nodes = tuple(node for node in spec.nodes if node.name in set(mine))
+        held = set(mine)
+        nodes = tuple(node for node in spec.nodes if node.name in held)
         if nodes:
             spec = replace(spec, nodes=nodes)
     return spec, state
