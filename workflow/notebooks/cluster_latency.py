@@ -118,6 +118,8 @@ item = f"N = {workers} on real links across latencies"
 rows = []
 for name in order:
     for point in grouped[name]:
+        share = point.delayer_share
+        cost = "" if share is None else f"; the delayer took {share:.2f} of a core during the job"
         rows.append(
             Comparison(
                 PAPER,
@@ -128,13 +130,7 @@ for name in order:
                 point.measured,
                 "emulated network",
                 f"{point.iterations} iterations after the first; latency in force "
-                f"{point.in_force}"
-                + (
-                    ""
-                    if point.delayer_share is None
-                    else f"; the delayer took {point.delayer_share:.2f} of a core during the job"
-                )
-                + stand_in_suffix([point.run]),
+                f"{point.in_force}{cost}" + stand_in_suffix([point.run]),
             )
         )
 for other, result in found.items():

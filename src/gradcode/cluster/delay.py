@@ -185,11 +185,17 @@ def _await_generation(generation: int, pid: int, alive: Callable[[], bool]) -> N
     raise ClusterError(f"the link delayer (pid {pid}) {what}: {' '.join(said) or 'no output'}")
 
 
+def _stat(pid: int) -> list[str]:
+    """``/proc/PID/stat``'s fields from the state (field 3) on: the command name before them
+    may hold spaces and parentheses."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _where(pid: int) -> str:
     """A process's program, scheduler state and kernel wait channel: where it hangs."""
     try:
         program = Path(f"/proc/{pid}/comm").read_text().strip()
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        state = _stat(pid)[0]
         channel = Path(f"/proc/{pid}/wchan").read_text().strip() or "-"
     except OSError as error:
         return str(error)
@@ -206,7 +212,7 @@ def running(pid: int | None) -> bool:
         return False
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        state = _stat(pid)[0]
     except (OSError, IndexError):
         return False
     return state != "Z" and MODULE.encode() in cmdline
@@ -218,7 +224,7 @@ def cpu_seconds(pid: int | None) -> float | None:
     if not pid:
         return None
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = _stat(pid)
     except (OSError, IndexError):
         return None
     # utime and stime, fields 14 and 15 of stat(5), counted from the state (field 3)
