@@ -21,7 +21,7 @@ import pytest
 from gradcode.cluster import control, network, probe, slurm
 from gradcode.cluster.launcher import mpiexec_command
 from gradcode.cluster.mpich import MPICH_ENV
-from gradcode.cluster.spec import build_spec
+from gradcode.cluster.spec import NODE_IFACE, build_spec
 from gradcode.cluster.state import State
 
 # one cluster (and its SLURM daemons) per machine, and its links' rates are measured: alone,
@@ -107,6 +107,27 @@ def test_every_node_has_its_own_hostname_namespace_and_address(cluster):
         assert node.address in addresses
     assert len(inodes) == len(spec.nodes)
     assert str(os.stat("/proc/self/ns/net").st_ino) not in inodes
+
+
+def test_every_node_knows_every_other_nodes_address_without_arp(cluster):
+    """The neighbour entries that keep N (N - 1) ARP entries out of the kernel's shared table
+    (which stalled every all-to-all above 32 nodes): permanent, with the MAC the node has."""
+    spec, _ = cluster
+    macs = {
+        node.name: _run_on(
+            node.name, ["cat", f"/sys/class/net/{NODE_IFACE}/address"]
+        ).stdout.strip()
+        for node in spec.nodes
+    }
+    for node in spec.nodes:
+        table = _run_on(node.name, ["ip", "-4", "neigh", "show", "dev", NODE_IFACE]).stdout
+        entries = {line.split()[0]: line.split() for line in table.splitlines()}
+        for other in spec.nodes:
+            if other.name == node.name:
+                continue
+            words = entries[other.address]
+            assert words[words.index("lladdr") + 1] == macs[other.name]
+            assert words[-1] == "PERMANENT"
 
 
 def test_links_run_at_the_configured_rates(cluster):

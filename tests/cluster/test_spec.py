@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradcode.cluster.launcher import MPICH_ENV, launcher_script, mpiexec_command
-from gradcode.cluster.network import tbf
+from gradcode.cluster.network import neighbour_batch, node_mac, tbf
 from gradcode.cluster.slurm import node_memory, slurm_conf, task_prolog
 from gradcode.cluster.spec import (
     ClusterSpec,
@@ -282,3 +282,16 @@ def test_cli_refuses_a_bad_option_in_one_line():
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "nodes must be an integer from 2" in done.stderr
+
+
+def test_every_node_gets_a_permanent_neighbour_entry_for_every_other_node():
+    spec = build_spec({"nodes": 4})
+    node1 = spec.nodes[1]
+    lines = neighbour_batch(spec, node1).splitlines()
+    assert len(lines) == 3
+    assert all(line.endswith("dev gc-veth nud permanent") for line in lines)
+    assert not any(f" {node1.address} " in line for line in lines)
+    macs = {node_mac(node) for node in build_spec({"nodes": 200}).nodes}
+    assert len(macs) == 200
+    assert node_mac(spec.nodes[0]) == "02:67:63:00:00:00"
+    assert node_mac(spec.nodes[3]) == "02:67:63:00:00:03"

@@ -80,11 +80,14 @@ def require_privileges() -> None:
             raise ClusterError(f"{tool} is not installed: apt-get install iproute2 util-linux")
 
 
-def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60) -> str:
-    """Run one command (an argument list); its output, or a one-line ``ClusterError``."""
+def run(
+    argv: Sequence[str], *, check: bool = True, timeout: float = 60, stdin: str | None = None
+) -> str:
+    """Run one command (an argument list), ``stdin`` fed to it; its output, or a one-line
+    ``ClusterError``."""
     try:
         done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout, check=False
+            list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ClusterError(f"{' '.join(argv)}: {error}") from None
@@ -163,7 +166,8 @@ def _node_network(spec: ClusterSpec, node: NodeSpec, state: State) -> None:
     # a persistent UTS namespace bound to the file, its hostname set from inside it
     run(["unshare", f"--uts={uts}", "hostname", node.name])
     pair = ["veth", "peer", "name", node.switch_port, "netns", SWITCH]
-    run(["ip", "link", "add", NODE_IFACE, "netns", node.name, "type", *pair])
+    own = ["netns", node.name, "address", node_mac(node)]
+    run(["ip", "link", "add", NODE_IFACE, *own, "type", *pair])
     inside = ["ip", "-n", node.name]
     run([*inside, "link", "set", "lo", "up"])
     run([*inside, "addr", "add", f"{node.address}/{spec.prefixlen}", "dev", NODE_IFACE])
@@ -175,8 +179,41 @@ def _node_network(spec: ClusterSpec, node: NodeSpec, state: State) -> None:
             run(limit_command(node, direction, rate))
 
 
+def node_mac(node: NodeSpec) -> str:
+    """The MAC address of ``node``'s ``gc-veth``: locally administered (``02:``), the rest
+    from its index, so every node knows every other's before any of them is made."""
+    return "02:67:63:" + ":".join(f"{b:02x}" for b in node.index.to_bytes(3, "big"))
+
+
+def neighbour_batch(spec: ClusterSpec, node: NodeSpec) -> str:
+    """``ip -batch`` lines giving ``node`` a permanent neighbour entry for every other node.
+
+    Why: a kernel has one ARP table for all its network namespaces, and its garbage
+    collection thresholds (``net.ipv4.neigh.default.gc_thresh3``, 1024 by default) count the
+    entries of every namespace together. An all-to-all among N nodes needs N (N - 1) entries
+    (1,482 at N = 39): past the threshold new entries fail ("neighbor table overflow",
+    ``table_fulls``), connections wait on ARP, SYNs are retransmitted and connects fail with
+    EHOSTUNREACH, which stalled every run above 32 nodes (docs/measurements/cluster-scale.md).
+    Permanent entries are exempt from that count and make no ARP traffic; real nodes each
+    have a table of their own and do not share this limit."""
+    return "".join(
+        f"neigh replace {other.address} lladdr {node_mac(other)} dev {NODE_IFACE} nud permanent\n"
+        for other in spec.nodes
+        if other.name != node.name
+    )
+
+
+def fill_neighbours(spec: ClusterSpec) -> None:
+    """Every node's permanent neighbour entries (``neighbour_batch``), one ``ip`` call each."""
+    for node in spec.nodes:
+        batch = neighbour_batch(spec, node)
+        if batch:
+            run(["ip", "-n", node.name, "-batch", "-"], stdin=batch)
+
+
 def create_network(spec: ClusterSpec, state: State) -> None:
-    """Make the switch and every node (each step recorded in ``state`` before it is made)."""
+    """Make the switch and every node (each step recorded in ``state`` before it is made),
+    then every node's neighbour entries."""
     state.record("netns", name=SWITCH)
     run(["ip", "netns", "add", SWITCH])
     run(["ip", "-n", SWITCH, "link", "set", "lo", "up"])
@@ -184,6 +221,7 @@ def create_network(spec: ClusterSpec, state: State) -> None:
     run(["ip", "-n", SWITCH, "link", "set", BRIDGE, "up"])
     for node in spec.nodes:
         _node_network(spec, node, state)
+    fill_neighbours(spec)
 
 
 def our_namespaces() -> list[str]:
