@@ -103,15 +103,12 @@ def test_auto_scatters_only_where_the_links_say_it_is_faster():
     assert chosen.predicted["isend"] == pytest.approx(8 * 8 * 125_001 / 25e6)
     assert choose("auto", flat8, master_rate=None, worker_rate=None, **common).way == "isend"
     assert choose("auto", flat3, **links, **common).way == "isend"
-    # scattering among 39 workers stalled on the emulated cluster: auto sends copies there,
-    # though the rates predict the scatter faster; asked for, it still scatters
-    flat39 = build("uncoded", n=39)
-    many = choose("auto", flat39, **links, **common)
-    assert many.way == "isend" and "more than 20 workers" in many.reason
-    assert choose("auto", build("uncoded", n=20), **links, **common).way == "scatter"
-    assert choose("scatter", flat39, **links, **common).way == "scatter"
+    # no upper bound on the workers (the stall above 32 was the emulated cluster's ARP table)
+    for many in (20, 39, 156):
+        assert choose("auto", build("uncoded", n=many), **links, **common).way == "scatter"
+    # a 39-node tree scatters too (measured on the cluster: 0.24 s an iteration, copies 0.32)
     wide = build("coded-reduce", n=3, L=3, s=1)
-    assert choose("auto", wide, **links, **common).way == "isend"
+    assert choose("auto", wide, **links, **common).way == "scatter"
     # the master's port much faster than a worker's link: n copies beat a relay
     fast = choose("auto", flat8, master_rate=1e9, worker_rate=1e6, **common)
     assert fast.way == "isend"
