@@ -37,15 +37,17 @@ def write_run(
     start: float = 0.001,
     one_clock: bool = True,
     links: tuple[float, ...] | None = None,
-    latency: float = 0.0,
+    latency: float | tuple[float, ...] = 0.0,
     queueing: float = 0.0,
 ) -> Path:
     """``links``: the run went over real links, worker ``i`` got the model at ``links[j]``
     for a random ``j`` each iteration, and its results (``8 H`` bytes of header and the
-    code's message length in float64s) took ``latency`` plus their bytes over ``RATE`` plus
-    an exponential wait of mean ``queueing`` (the master's port, polling)."""
+    code's message length in float64s) took ``latency`` (or worker ``i``'s, ``latency[i]``:
+    links that are not one latency for all) plus their bytes over ``RATE`` plus an
+    exponential wait of mean ``queueing`` (the master's port, polling)."""
     code = build(scheme, **params)
     rng = np.random.default_rng(seed)
+    latencies = np.broadcast_to(np.asarray(latency, dtype=np.float64), (code.n,))
     directory.mkdir(parents=True)
     summary = {
         "scheme": scheme,
@@ -86,7 +88,7 @@ def write_run(
                     "started": float(starts[w]),
                     "arrival": float(y_at[q]),
                     "transfer": (
-                        (latency + nbytes / RATE + _wait(rng, queueing) if links else 0.001)
+                        (latencies[w] + nbytes / RATE + _wait(rng, queueing) if links else 0.001)
                         if one_clock
                         else None
                     ),

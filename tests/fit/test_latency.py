@@ -11,7 +11,8 @@ import yaml
 from gradcode.cli import main
 from gradcode.fit.latency import fit_links
 from gradcode.fit.links import result_link
-from gradcode.fit.runs import fit_runs
+from gradcode.fit.predict import predict_runs
+from gradcode.fit.runs import LatencyMisfitError, fit_runs
 from gradcode.rate import Rate
 from gradcode.sim.spec import load_spec
 from tests.fit.fake_runs import BYTES, FEATURES, RATE, write_run
@@ -146,17 +147,142 @@ def test_the_fit_of_runs_at_a_known_latency_writes_it_into_the_spec(tmp_path, ca
     assert spec["fit"]["link_rates"]["latency"]["identifiable"] is True
 
 
-def test_a_fit_of_one_message_size_says_the_latency_is_not_identifiable(tmp_path, capsys):
+def _fit(runs, out, *options):
+    return main(
+        ["timing", "fit", *map(str, runs), "--out", str(out), "--bootstrap", "20", *options]
+    )
+
+
+def _error(capsys):
+    """The command's stderr, which must be one line."""
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    return line
+
+
+def test_one_message_size_writes_no_spec_unless_the_user_chooses(tmp_path, capsys):
+    # issue 43: a latency of 0 that nothing measured ranked a ring first; the user chooses
     run = _runs(tmp_path, 2e-3, (0.05, 0.1, 0.15, 0.2))[0]
     out = tmp_path / "fitted.yaml"
-    assert main(["timing", "fit", str(run), "--out", str(out), "--bootstrap", "20"]) == 0
-    printed = capsys.readouterr().out
+    assert _fit([run], out) == 2 and not out.exists()
+    printed, error = capsys.readouterr()
     (line,) = [line for line in printed.splitlines() if "not identifiable" in line]
-    assert line.startswith("latency") and f"one message size ({BYTES} bytes): 0 assumed" in line
+    assert line.startswith("latency") and f"one message size ({BYTES} bytes)" in line
+    (error,) = error.strip().splitlines()
+    assert error == (
+        f"gradcode: error: the links' latency is not identifiable from one message size ({BYTES} "
+        "bytes); no spec written: give the links' one-way latency (--latency DURATION, e.g. "
+        "2.5ms) or write 0 anyway (--accept-misfit); fitting runs of two message sizes finds it"
+    )
+    with pytest.raises(LatencyMisfitError, match="not identifiable"):
+        fit_runs([run], bootstrap=20).spec()  # the Python API refuses alike
+
+    # accepted: the fit's 0, today's reading of the rates, and the spec says why
+    assert _fit([run], out, "--accept-misfit") == 0
+    assert "latency 0 s written anyway (--accept-misfit)" in capsys.readouterr().err
     spec = yaml.safe_load(out.read_text())
     assert spec["parameters"]["latency"] == 0.0
+    assert spec["fit"]["latency_misfit"].startswith("the links' latency is not identifiable")
     latency = spec["fit"]["link_rates"]["latency"]
     assert latency["identifiable"] is False and "not identifiable" in latency["reason"]
-    # today's reading: the latency folded into the rate of the fastest transfer
     rate = Rate.parse(spec["parameters"]["rate"], "rate").bytes_per_second
-    assert rate < RATE
+    assert rate < RATE  # the latency folded into the rate of the fastest transfer
+
+    # given: the user's latency, written as given, taken off every transfer
+    out.unlink()
+    assert _fit([run], out, "--latency", "2ms") == 0
+    printed = capsys.readouterr().out
+    assert "latency       2 ms (given by the user, not fitted; fitted: not identifiable" in printed
+    spec = yaml.safe_load(out.read_text())
+    assert spec["parameters"]["latency"] == 2e-3 and "latency_misfit" not in spec["fit"]
+    latency = spec["fit"]["link_rates"]["latency"]
+    assert latency["given"] is True and latency["fitted"]["identifiable"] is False
+    rate = Rate.parse(spec["parameters"]["rate"], "rate").bytes_per_second
+    assert rate == pytest.approx(RATE, rel=0.02)
+
+
+def test_a_latency_is_given_in_the_duration_grammar_and_for_links_only(tmp_path, capsys):
+    run = _runs(tmp_path, 2e-3, (0.05, 0.1, 0.15, 0.2))[0]
+    out = tmp_path / "fitted.yaml"
+    assert _fit([run], out, "--latency", "2") == 2 and not out.exists()
+    assert "--latency: '2' has no unit" in _error(capsys)
+    assert _fit([run], out, "--latency", "60ms") == 2 and not out.exists()
+    assert "no longer than the given latency of 60 ms" in _error(capsys)
+    plain = write_run(tmp_path / "p", "uncoded", {"n": 4}, **TRUTH, iterations=10, seed=1)
+    assert _fit([plain], out, "--latency", "1ms") == 2 and not out.exists()
+    assert "latency: the master-worker model has no links' latency" in _error(capsys)
+
+
+def _misfit_runs(tmp_path):
+    """Two message sizes whose envelope is not one latency for every worker: half the
+    workers 1 ms, half 4 ms (so no interval)."""
+    options = {
+        "iterations": 60,
+        "links": (0.05, 0.1, 0.15, 0.2),
+        "latency": (1e-3, 1e-3, 4e-3, 4e-3),
+        "queueing": 0.5e-3,
+    }
+    return [
+        write_run(tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, seed=21, **options),
+        write_run(
+            tmp_path / "y", "ye-abbe", {"n": 4, "d": 3, "s": 1, "m": 2}, **TRUTH, seed=22, **options
+        ),
+    ]
+
+
+def test_a_rejected_envelope_writes_no_spec_unless_accepted_and_then_every_reader_warns(
+    tmp_path, capsys
+):
+    runs = _misfit_runs(tmp_path)
+    out = tmp_path / "fitted.yaml"
+    assert _fit(runs, out) == 2 and not out.exists()
+    capsys.readouterr()
+    fitted = fit_runs(runs, bootstrap=20)
+    estimate = fitted.link_rates()[0].latency.seconds
+    with pytest.raises(LatencyMisfitError) as refused:
+        fitted.spec()
+    assert str(refused.value) == (
+        f"the links' latency {estimate * 1e3:.4g} ms has no interval: the fastest transfers do "
+        "not lie on lines latency + bytes / rate with one latency for every worker (at 95%); "
+        "no spec written: give the links' one-way latency (--latency DURATION, e.g. 2.5ms) or "
+        f"write {estimate * 1e3:.4g} ms anyway (--accept-misfit)"
+    )
+
+    assert _fit(runs, out, "--accept-misfit") == 0
+    capsys.readouterr()
+    spec = yaml.safe_load(out.read_text())
+    assert spec["parameters"]["latency"] == pytest.approx(estimate)
+    assert "has no interval" in spec["fit"]["latency_misfit"]
+    assert spec["fit"]["link_rates"]["latency"]["identifiable"] is True
+    warning = (
+        f"warning: {out}: written despite a misfit: {spec['fit']['latency_misfit']}, "
+        f"{estimate:.4g} s written, which a ring pays 2 (N - 1) times; what it predicts rests on "
+        "that"
+    )
+    csv = tmp_path / "simulated.csv"
+    assert main(["simulate", str(out), "--trials", "200", "--out", str(csv)]) == 0
+    assert [line for line in capsys.readouterr().err.splitlines() if "warning" in line] == [warning]
+    args = ["codes", "recommend", "--spec", str(out), "--n", "4", "--quiet"]
+    assert main([*args, "--schemes", "uncoded", "--trials", "200", "--screen-trials", "100"]) == 0
+    assert capsys.readouterr().err.strip().splitlines() == [warning]
+    predict_runs(out, runs[:1], trials=200)
+    assert capsys.readouterr().err.strip().splitlines() == [warning]
+
+    # given instead: no misfit, no warning
+    out.unlink()
+    assert _fit(runs, out, "--latency", "1ms") == 0
+    capsys.readouterr()
+    assert main(["simulate", str(out), "--trials", "200", "--out", str(csv)]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_good_fit_writes_its_latency_and_no_reader_warns(tmp_path, capsys):
+    runs = _runs(tmp_path, 2e-3, (0.05, 0.1, 0.15, 0.2))
+    out = tmp_path / "fitted.yaml"
+    assert _fit(runs, out) == 0
+    assert "warning" not in capsys.readouterr().err
+    spec = yaml.safe_load(out.read_text())
+    assert (
+        "latency_misfit" not in spec["fit"] and "given" not in spec["fit"]["link_rates"]["latency"]
+    )
+    predict_runs(out, runs[:1], trials=200)
+    assert capsys.readouterr().err == ""

@@ -199,7 +199,10 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     run = write_run(
         tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, iterations=80, seed=11, links=starts
     )
-    fitted = fit_runs([run], bootstrap=20)
+    # one message size does not identify the latency: no spec, unless given (here: none)
+    with pytest.raises(UserError, match="latency is not identifiable from one message size"):
+        fit_runs([run], bootstrap=20).spec()
+    fitted = fit_runs([run], bootstrap=20, latency=0.0)
     assert fitted.model == "shared-links"
     params = fitted.spec()["parameters"]
     # the rates written with their unit (gradcode.rate), exactly the fitted bytes per second
@@ -213,6 +216,7 @@ def test_runs_over_real_links_fit_a_shared_links_model_with_the_measured_downloa
     assert params["download"] is False and params["data"] == 4
     assert params["a"] == pytest.approx(TRUTH["t1"], abs=0.002)
     assert params["overhead"] == pytest.approx(0.002)  # after the decodable set: the master's
+    assert params["latency"] == 0.0 and fitted.report()["link_rates"]["latency"]["given"]
     assert params["header_bytes"] == BYTES - 8 * FEATURES
     links = fitted.report()["link_rates"]
     # every transfer took exactly bytes / RATE here: a rate, but no spread to bound it with
@@ -266,3 +270,53 @@ def test_a_run_file_injects_a_fitted_spec_without_its_overhead(tmp_path):
     bad = {**document, "stragglers": {"spec": str(tmp_path / "other.yaml")}}
     with pytest.raises(ConfigError, match="is not a simulation spec"):
         parse_config(bad)
+
+
+def _overhead_line(printed):
+    """The printed overhead's value, seconds, and its line."""
+    line = next(line for line in printed.splitlines() if line.startswith("overhead"))
+    return float(line.split()[1]), line
+
+
+def test_the_printed_overhead_is_the_written_one(tmp_path, capsys):
+    # issue 43: on real links the fit printed the time beyond the workers' own (0.06 s, the
+    # model's download in it) and wrote what followed the decodable set (0.0004 s)
+    from tests.fit.test_latency import _runs
+
+    runs = _runs(tmp_path, 2e-3, (0.05, 0.1, 0.15, 0.2))
+    out = tmp_path / "links.yaml"
+    assert main(["timing", "fit", *map(str, runs), "--out", str(out), "--bootstrap", "20"]) == 0
+    printed = capsys.readouterr().out
+    shown, line = _overhead_line(printed)
+    spec = yaml.safe_load(out.read_text())
+    written = spec["parameters"]["overhead"]
+    assert shown == pytest.approx(written, rel=1e-3) and written == pytest.approx(0.002)
+    assert "after the decodable set (decoding, the update): written" in line
+    # the other quantity is printed too, labelled as not written: it holds the download
+    (other,) = [row for row in printed.splitlines() if "with the model's download" in row]
+    beyond = spec["fit"]["overhead"]
+    assert float(other.split()[0]) == pytest.approx(beyond["mean"], rel=1e-3)
+    assert beyond["mean"] > 0.1 and "not written" in other
+    assert beyond["written"] == written and beyond["written_is"] == "after_decodable"
+    assert beyond["after_decodable"]["mean"] == pytest.approx(written)
+
+    plain = write_run(tmp_path / "p", "uncoded", {"n": 4}, **TRUTH, iterations=40, seed=3)
+    out = tmp_path / "plain.yaml"
+    assert main(["timing", "fit", str(plain), "--out", str(out), "--bootstrap", "20"]) == 0
+    shown, line = _overhead_line(capsys.readouterr().out)
+    spec = yaml.safe_load(out.read_text())
+    assert shown == pytest.approx(spec["parameters"]["overhead"], rel=1e-3)
+    assert spec["fit"]["overhead"]["written_is"] == "mean" and "written as" not in line
+
+
+def test_a_negative_overhead_is_written_as_zero_and_the_output_says_so(tmp_path, capsys):
+    run = write_run(
+        tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, iterations=40, seed=4, overhead=-0.003
+    )
+    out = tmp_path / "fitted.yaml"
+    assert main(["timing", "fit", str(run), "--out", str(out), "--bootstrap", "20"]) == 0
+    printed = capsys.readouterr().out
+    shown, _ = _overhead_line(printed)
+    assert shown == pytest.approx(-0.002)  # 1 ms of download less 3 ms
+    assert "written as 0 s: a negative mean is no cost" in printed
+    assert yaml.safe_load(out.read_text())["parameters"]["overhead"] == 0.0

@@ -77,3 +77,22 @@ def test_the_recommended_run_is_the_calibration_run_with_the_best_scheme(tmp_pat
     (tmp_path / "rec.json").write_text(json.dumps({"best": None}))
     with pytest.raises(UserError, match="recommends no code"):
         write_recommended_run(tmp_path / "run.yaml", tmp_path / "rec.json", out)
+
+
+def test_a_study_gives_the_links_latency_in_the_duration_grammar():
+    # a fit over real links of one message size cannot identify the latency (issue 43)
+    _, runs = _runs()
+    entry = {"calibrate": ["ye-abbe-amazon/n10-uncoded"], "latency": "0ms"}
+    args = collect_studies({"s": entry}, runs)["s"].fit_arguments()
+    assert args[args.index("--latency") + 1] == "0ms"
+    assert (
+        "--latency"
+        not in collect_studies({"s": {**entry, "latency": None}}, runs)["s"].fit_arguments()
+    )
+    with pytest.raises(ValueError, match=r"config fit\.s\.latency: '1' has no unit"):
+        collect_studies({"s": {**entry, "latency": "1"}}, runs)
+
+
+def test_the_cluster_study_gives_its_latency():
+    config = yaml.safe_load((ROOT / "config" / "cluster.yaml").read_text())
+    assert config["fit"]["cluster-ye-abbe-n8-fit"]["latency"] == "0ms"

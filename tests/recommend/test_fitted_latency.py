@@ -11,8 +11,8 @@ from gradcode.fit.runs import fit_runs
 from gradcode.recommend import Limits, recommend
 from gradcode.sim.spec import load_spec
 from gradcode.timing import model_from_spec
-from tests.fit.fake_runs import FEATURES, RATE
-from tests.fit.test_latency import _runs
+from tests.fit.fake_runs import FEATURES, RATE, write_run
+from tests.fit.test_latency import TRUTH, _runs
 
 LATENCY = 5e-3  # one way: 2.5 times a full result's 2 ms over the fitted rate
 FLAT, RING = "uncoded", "ring-allreduce"
@@ -55,3 +55,38 @@ def test_the_fitted_latency_turns_a_rings_lead_over_a_flat_code(tmp_path):
     assert order_zero == [RING, FLAT] and order == [FLAT, RING]
     assert at[RING] - zero[RING] == pytest.approx(6 * latency)
     assert at[FLAT] - zero[FLAT] == pytest.approx(2 * latency)
+
+
+def test_a_fitted_spec_ranks_rings_without_a_download_and_skips_trees(tmp_path):
+    # issue 43: the guide said rings need the model's own download, recommend ranked them
+    # from the measured starts. A ring run downloads nothing (every worker holds the model,
+    # gradcode.train.ring), so the starts, a flat run's download, do not concern it: ranked,
+    # the same as with download: true; a tree downloads down the tree: skipped, named
+    options = {"iterations": 40, "links": tuple(0.01 * (j + 1) for j in range(6)), "queueing": 5e-4}
+    runs = [
+        write_run(tmp_path / "u", "uncoded", {"n": 6}, **TRUTH, seed=7, latency=LATENCY, **options),
+        write_run(
+            tmp_path / "y",
+            "ye-abbe",
+            {"n": 6, "d": 3, "s": 1, "m": 2},
+            **TRUTH,
+            seed=8,
+            latency=LATENCY,
+            **options,
+        ),
+    ]
+    params = fit_runs(runs, bootstrap=20).spec()["parameters"]
+    limits = Limits(schemes=(FLAT, RING, "coded-reduce"))
+
+    def ranked(model):
+        rec = recommend(model, 6, limits=limits, trials=500, screen_trials=200, seed=3)
+        return {row.scheme: row.result.mean_time for row in rec.ranked}, rec.skipped
+
+    fitted, skipped = ranked(model_from_spec("shared-links", params))
+    assert set(fitted) == {FLAT, RING}
+    (tree,) = skipped
+    assert tree.scheme == "coded-reduce" and tree.reason.startswith("parameters.starts:")
+    downloaded = {k: v for k, v in params.items() if k != "starts"} | {"download": True}
+    modelled, none_skipped = ranked(model_from_spec("shared-links", downloaded))
+    assert modelled[RING] == fitted[RING] and modelled[FLAT] != fitted[FLAT]
+    assert "coded-reduce" in modelled and not none_skipped

@@ -38,6 +38,15 @@ each, and ``u_w`` then runs from ``max_j (lo_wj - L_high) / b_j`` to ``min_j (m_
 b_j``. A (worker, size) with too few transfers for a window bounds from above only. No line
 through every window, or none at the estimate, says the envelope is not one latency plus
 bytes over a rate per worker: no interval, and the reason says so.
+
+A latency the user gives (``fit_links_at``, ``gradcode timing fit --latency``) is not
+estimated: every rate is then its worker's fastest transfer with that latency taken off, its
+interval the shift's of the transfers' ``(t - L) / b`` (``result_link``), and the latency
+is marked as given (``given``), beside what the envelope alone gives, for comparison.
+
+``Latency.problem`` says when a fitted latency cannot be written as a measurement: it is not
+identifiable, or has no interval (the envelope rejected, or too few transfers). ``gradcode.fit
+.runs`` then writes no spec unless the user accepts the misfit or gives the latency.
 """
 
 from __future__ import annotations
@@ -68,6 +77,23 @@ class Latency:
     sizes: tuple[int, ...]
     identifiable: bool
     reason: str | None = None
+    #: the user's value, not estimated (``fit_links_at``); ``fitted``: what the envelope
+    #: alone gave, for comparison (``None`` where it could not be fitted)
+    given: bool = False
+    fitted: Latency | None = None
+
+    @property
+    def problem(self) -> str | None:
+        """Why the fitted latency is no measurement to write (``None``: it is one, or it was
+        given): not identifiable, or no interval."""
+        if self.given:
+            return None
+        if not self.identifiable:  # the reason without the 0 and the rates it would assume
+            return f"the links' latency is {str(self.reason).split(': ', 1)[0]}"
+        if self.interval is None:
+            reason = str(self.reason).removeprefix("no interval: ")
+            return f"the links' latency {_ms(self.seconds)} has no interval: {reason}"
+        return None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -76,11 +102,16 @@ class Latency:
             "identifiable": self.identifiable,
             "sizes": list(self.sizes),
             **({"reason": self.reason} if self.reason else {}),
+            **({"given": True} if self.given else {}),
+            **({"fitted": self.fitted.as_dict()} if self.fitted is not None else {}),
         }
 
     def describe(self) -> str:
         """``1.02 ms [0.95 ms, 1.1 ms] (one way; message sizes 4032, 8032 bytes)``, or why
-        it is not identifiable."""
+        it is not identifiable, or the given value beside the fitted one."""
+        if self.given:
+            fitted = "" if self.fitted is None else f"; fitted: {self.fitted.describe()}"
+            return f"{_ms(self.seconds)} ({self.reason}{fitted})"
         if not self.identifiable:
             return str(self.reason)
         sizes = ", ".join(str(size) for size in self.sizes)
@@ -133,6 +164,33 @@ def fit_links(transfers: Sequence[Sequence[tuple[float, float]]], confidence: fl
     else:
         fitted = Latency(latency, interval, sizes, True)
     return LinksFit(fitted, tuple(workers))
+
+
+def fit_links_at(
+    transfers: Sequence[Sequence[tuple[float, float]]], latency: float, confidence: float
+) -> LinksFit:
+    """Every worker's rate with the latency the user gave, ``latency`` seconds (module
+    docstring); ``FitError`` for a worker without a transfer longer than it."""
+    groups = [_by_size(worker, pairs) for worker, pairs in enumerate(transfers)]
+    sizes = tuple(sorted({size for group in groups for size in group}))
+    workers = []
+    for worker, group in enumerate(groups):
+        fastest = min(float(m.min()) for m in group.values())
+        if fastest <= latency:
+            raise FitError(
+                f"worker {worker}: a transfer took {_ms(fastest)}, no longer than the given "
+                f"latency of {_ms(latency)}"
+            )
+        # the time per byte once the latency is off: 1 / rate plus what only adds
+        per_byte = np.concatenate([(m - latency) / size for size, m in group.items()])
+        workers.append(result_link(per_byte, confidence))
+    try:
+        fitted: Latency | None = fit_links(transfers, confidence).latency
+    except FitError:
+        fitted = None
+    reason = "given by the user, not fitted"
+    given = Latency(latency, None, sizes, True, reason, given=True, fitted=fitted)
+    return LinksFit(given, tuple(workers))
 
 
 def _by_size(worker: int, pairs: Sequence[tuple[float, float]]) -> dict[int, np.ndarray]:

@@ -4,12 +4,15 @@
 spec's model and parameters, ``overhead`` included; common random numbers) and sets the
 prediction beside the run's measured mean iteration time, each with its interval. This closes
 the loop of ``gradcode timing fit`` and ``gradcode codes recommend``: runs not used for the fit
-(other codes, other seeds) test the prediction.
+(other codes, other seeds) test the prediction. A spec fitted despite a misfit
+(``gradcode.sim.spec.misfit_warning``) is predicted from all the same, with one warning line
+on stderr.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +22,7 @@ import numpy as np
 
 from gradcode.runlogs.log import SUMMARY_FILE, read_log
 from gradcode.sim.montecarlo import simulate
-from gradcode.sim.spec import SpecError, load_spec
+from gradcode.sim.spec import SpecError, load_spec, misfit_warning
 from gradcode.sim.stats import Moments
 from gradcode.yamlfile import read_yaml
 
@@ -84,6 +87,9 @@ def predict_runs(
     ]
     origin = str(spec) if isinstance(spec, str | Path) else "fitted spec"
     fitted = load_spec({**data, "schemes": schemes}, origin=origin)
+    warning = misfit_warning(data, origin)
+    if warning:
+        print(warning, file=sys.stderr)
     rows = simulate(fitted, trials=trials, seed=seed, confidence=confidence)
     predictions = []
     for directory, summary, row in zip(directories, summaries, rows, strict=True):

@@ -17,9 +17,8 @@ timing models:
   same fitted ``T1`` (``a = t1``, ``mu = lambda1``, ``data = n``: a data point per subset), and
   the links fitted instead of ``T2``: the links' ``latency`` and every worker's rate from the
   lower envelope of its results' transfer times, ``latency + bytes / rate``
-  (``gradcode.fit.latency``; from results of one message size the latency is not
-  identifiable: 0, marked as assumed in ``fit.link_rates.latency``, and every rate the
-  highest payload rate its results reached, its least contended transfer), the master's at
+  (``gradcode.fit.latency``; or with the latency the user gave, every rate its fastest
+  transfer's once that latency is off), the master's at
   the rate the model copies left it once the latency is taken off (both rates written spelt,
   ``gradcode.rate``'s canonical ``...bit``, which reads back to the fitted bytes per second
   exactly), all results sharing the master's port as real links do;
@@ -30,6 +29,22 @@ timing models:
   but does not enter (on shared links it is no independent per-worker time: its KS test rejects
   it).
 
+A latency that is not identifiable (one message size) or has no interval (the envelope is not
+one latency plus bytes over a rate per worker; too few transfers) is no measurement:
+``spec()`` then raises ``LatencyMisfitError`` naming it, unless the user accepts the misfit
+(``accept_misfit``: the point estimate is written and ``fit.latency_misfit`` says why, which
+``simulate``, ``predict`` and ``recommend`` repeat as a warning) or gives the latency
+(``fit_runs(latency=...)``, marked ``given`` in ``fit.link_rates.latency``). A latency of 0
+that nothing measured would rank rings first: they pay ``2 (N - 1)`` latencies a flat code
+does not.
+
+``overhead`` is what the spec's model adds to every iteration, so it differs by model: in
+``master-worker``, the measured iteration time minus the code's rule on the workers' times
+counted from their receipt of the model (the download, polling, decoding, the update); in
+``shared-links``, whose times run from the iteration's start (the download is ``starts``),
+what followed the decodable set (decoding, the update). Both are reported (``fit.overhead``:
+``mean`` and ``after_decodable``; ``written``, the spec's).
+
 ``gradcode simulate`` predicts the fitted runs' own codes from the spec (its ``schemes``),
 ``gradcode codes recommend --spec`` ranks every code, and a run file injects it with
 ``stragglers: {spec: fitted.yaml}`` (``overhead``, which is not a delay, left out). Its
@@ -39,6 +54,7 @@ models (in their own units) for comparison.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,7 +64,7 @@ import numpy as np
 
 from gradcode.codes import build
 from gradcode.errors import UserError
-from gradcode.fit.latency import LinksFit, fit_links
+from gradcode.fit.latency import LinksFit, fit_links, fit_links_at
 from gradcode.fit.links import LinkRate, master_link
 from gradcode.fit.observations import RunObservations, pooled, read_runs
 from gradcode.fit.replay import TreeIterations, tree_ks
@@ -78,6 +94,11 @@ class MisfitError(UserError):
     """The model does not fit the runs (a KS test rejects it); one line naming what."""
 
 
+class LatencyMisfitError(MisfitError):
+    """The links' latency is no measurement (not identifiable, or no interval) and the user
+    neither accepted that nor gave one; one line naming the problem and both ways out."""
+
+
 @dataclass(frozen=True)
 class FittedModel:
     """Paper 000's model fitted to ``runs`` (see the module docstring)."""
@@ -95,6 +116,9 @@ class FittedModel:
     #: mean measured time after the decodable set arrived (the shared-links model's overhead:
     #: its times run from the iteration's start, the model's way to the workers included)
     finish: float = 0.0
+    finish_interval: tuple[float, float] = (0.0, 0.0)
+    #: the links' one-way latency the user gave, seconds (``None``: fitted)
+    latency: float | None = None
 
     @property
     def workers(self) -> int:
@@ -103,6 +127,12 @@ class FittedModel:
     @property
     def has_comm(self) -> bool:
         return self.pooled.comm is not None
+
+    @property
+    def written_overhead(self) -> float:
+        """The spec's ``overhead``: what its model adds to every iteration (module docstring),
+        at least 0 (a negative mean is the measurement's noise, not a saving)."""
+        return max(self.finish if self.model == "shared-links" else self.overhead, 0.0)
 
     def parameters(self) -> dict[str, Any]:
         """The ``master-worker`` parameters, seconds (per-worker lists when fitted per
@@ -116,7 +146,6 @@ class FittedModel:
             numbers = [float(getattr(getattr(fit, component), field)) for fit in fits]
             return numbers[0] if len(numbers) == 1 else numbers
 
-        overhead = max(self.overhead, 0.0)
         if self.model == "shared-links":
             links = self.links()
             rate = links["rate"]
@@ -132,7 +161,7 @@ class FittedModel:
                 "a": values("compute", "shift"),
                 "mu": values("compute", "rate"),
                 "data": self.workers,
-                "overhead": max(self.finish, 0.0),
+                "overhead": self.written_overhead,
             }
         params: dict[str, Any] = {
             "lambda1": values("compute", "rate"),
@@ -140,7 +169,7 @@ class FittedModel:
         }
         if self.has_comm:
             params |= {"lambda2": values("comm", "rate"), "t2": values("comm", "shift")}
-        params["overhead"] = overhead
+        params["overhead"] = self.written_overhead
         return params
 
     def link_rates(self) -> tuple[LinksFit, LinkRate]:
@@ -155,7 +184,10 @@ class FittedModel:
                 )
             transfers.append(seen)
         try:
-            links = fit_links(transfers, self.confidence)
+            if self.latency is None:
+                links = fit_links(transfers, self.confidence)
+            else:
+                links = fit_links_at(transfers, self.latency, self.confidence)
         except FitError as error:
             raise UserError(f"the links cannot be fitted: {error}") from None
         downloads = [pair for run in self.runs for pair in run.downloads]
@@ -206,6 +238,13 @@ class FittedModel:
             "master": master.as_dict(),
         }
 
+    def latency_problem(self) -> str | None:
+        """Why the shared-links spec's latency is no measurement (``Latency.problem``), or
+        ``None`` (a fitted latency with its interval, a given one, another model)."""
+        if self.model != "shared-links":
+            return None
+        return self.link_rates()[0].latency.problem
+
     def rejected(self) -> list[str]:
         """Components the spec's model uses whose KS test rejects them at ``level`` (pooled
         fit and, per worker, ``worker i: component``)."""
@@ -217,8 +256,20 @@ class FittedModel:
             ]
         return found
 
-    def spec(self, *, name: str = "fitted") -> dict[str, Any]:
-        """The simulation spec (see the module docstring)."""
+    def spec(self, *, name: str = "fitted", accept_misfit: bool = False) -> dict[str, Any]:
+        """The simulation spec (see the module docstring); ``LatencyMisfitError`` when the
+        links' latency is no measurement, unless ``accept_misfit`` (then the spec says so in
+        ``fit.latency_misfit``)."""
+        problem = self.latency_problem()
+        if problem is not None and not accept_misfit:
+            latency = self.link_rates()[0].latency
+            shown = "0" if latency.seconds == 0 else f"{latency.seconds * 1e3:.4g} ms"
+            # one size: a second size is the way to a measured latency, not a way out here
+            hint = "" if latency.identifiable else "; fitting runs of two message sizes finds it"
+            raise LatencyMisfitError(
+                f"{problem}; no spec written: give the links' one-way latency (--latency "
+                f"DURATION, e.g. 2.5ms) or write {shown} anyway (--accept-misfit){hint}"
+            )
         schemes, seen = [], set()
         model = model_from_spec(self.model, self.parameters())
         for run in self.runs:
@@ -235,7 +286,7 @@ class FittedModel:
             )
         if not schemes:  # e.g. a ring, which the master-worker model does not simulate
             schemes.append({"scheme": "uncoded", "params": {"n": self.workers}, "label": "uncoded"})
-        return {
+        fitted = {
             "name": name,
             "description": (
                 f"paper 000's T1 fitted by gradcode timing fit to {len(self.runs)} run(s) of "
@@ -248,6 +299,9 @@ class FittedModel:
             "fit": self.report(),
             "schemes": schemes,
         }
+        if problem is not None:
+            fitted["fit"]["latency_misfit"] = problem
+        return fitted
 
     def report(self) -> dict[str, Any]:
         """Everything measured, JSON-able (the spec's ``fit`` section)."""
@@ -260,9 +314,19 @@ class FittedModel:
             "pooled": self.pooled.as_dict(),
             "by_worker": [fit.as_dict() for fit in self.per_worker or ()],
             "overhead": {
+                # master-worker's: beyond the code's rule on the workers' times counted from
+                # their receipt of the model (the download, polling, decoding, the update)
                 "mean": self.overhead,
                 "interval": list(self.overhead_interval),
                 "by_run": {run.directory: float(np.mean(run.overhead)) for run in self.runs},
+                # shared-links': after the decodable set (decoding, the update)
+                "after_decodable": {
+                    "mean": self.finish,
+                    "interval": list(self.finish_interval),
+                    "by_run": {run.directory: float(np.mean(run.finish)) for run in self.runs},
+                },
+                "written": self.written_overhead,
+                "written_is": "after_decodable" if self.model == "shared-links" else "mean",
             },
             "model": self.model,
             "link_rates": self._link_report(),
@@ -300,16 +364,25 @@ def fit_runs(
     bootstrap: int = 200,
     seed: int = 0,
     model: str = "auto",
+    latency: float | None = None,
 ) -> FittedModel:
     """Fit paper 000's model to the runs in ``directories`` (see the module docstring);
     ``model``: the spec's timing model (``auto``: ``shared-links`` for runs over real links
-    with one clock, else ``master-worker``)."""
+    with one clock, else ``master-worker``); ``latency``: the links' one-way latency in
+    seconds as the user knows it (shared-links only), instead of the fitted one."""
     _check_options(per_worker, model, confidence, level)
+    if latency is not None and not (math.isfinite(latency) and latency >= 0):
+        raise UserError(f"latency: must be a finite number of seconds >= 0 (got {latency})")
     runs = read_runs(directories, skip=skip)
     comm = _communication_observed(runs)
     separable = _separable(runs)
     fit = _fit_separable if separable else _fit_joint
     model = _spec_model(runs, model)
+    if latency is not None and model != "shared-links":
+        raise UserError(
+            f"latency: the {model} model has no links' latency; it is for shared-links fits "
+            "(flat runs over real links with one clock, their model sent as copies)"
+        )
     rng = np.random.default_rng(seed)
     pooled_fit = fit(pooled(runs), comm, confidence=confidence, bootstrap=bootstrap, rng=rng)
     trees = [run.tree for run in runs if run.tree is not None]
@@ -329,8 +402,9 @@ def fit_runs(
                 _replayed(one, trees, [worker], bootstrap, rng)
                 for worker, one in enumerate(by_worker)
             )
-    overheads = Moments()
+    overheads, finishes = Moments(), Moments()
     overheads.add(np.concatenate([np.asarray(run.overhead) for run in runs]))
+    finishes.add(np.concatenate([np.asarray(run.finish) for run in runs]))
     return FittedModel(
         runs=tuple(runs),
         pooled=pooled_fit,
@@ -342,7 +416,9 @@ def fit_runs(
         level=level,
         skip=skip,
         model=model,
-        finish=float(np.mean(np.concatenate([np.asarray(run.finish) for run in runs]))),
+        finish=finishes.mean,
+        finish_interval=finishes.interval(confidence),
+        latency=None if latency is None else float(latency),
     )
 
 

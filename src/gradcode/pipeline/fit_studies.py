@@ -12,7 +12,10 @@ The workflow (``workflow/rules/fit.smk``) then writes, in the study's folder (``
   (run id ``<study>/recommended``), so the loop is closed by a measurement.
 
 Validated here, once, at DAG construction: unknown run ids, tree or ring runs, runs of
-different sizes, each a one-line ``ValueError`` naming the study and the key.
+different sizes, a ``latency`` outside ``gradcode.duration``'s grammar, each a one-line
+``ValueError`` naming the study and the key. A study over real links whose calibration runs
+are all of one message size cannot fit the links' latency (``gradcode.fit.latency``): it
+gives it (``latency``, passed as ``--latency``) or the fit stops the workflow.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import yaml
 
 from gradcode.atomic import write_atomic
+from gradcode.duration import Duration
 from gradcode.errors import UserError
 from gradcode.pipeline import paths
 from gradcode.pipeline.runs import TrainingRuns
@@ -54,6 +58,8 @@ class FitStudy:
     trials: int
     bootstrap: int
     accept_misfit: bool
+    #: the links' one-way latency as set (``--latency``), or ``None``: fitted
+    latency: Duration | None = None
 
     @property
     def folder(self) -> str:
@@ -86,6 +92,8 @@ class FitStudy:
     def fit_arguments(self) -> list[str]:
         """Options of ``gradcode timing fit`` beyond the run directories and ``--out``."""
         args = ["--bootstrap", str(self.bootstrap), "--name", self.name]
+        if self.latency is not None:
+            args += ["--latency", str(self.latency)]
         return args + (["--accept-misfit"] if self.accept_misfit else [])
 
     def recommend_arguments(self) -> list[str]:
@@ -132,6 +140,12 @@ def collect_studies(config: Mapping[str, Any], runs: TrainingRuns) -> dict[str, 
             raise ValueError(
                 f"{where}.calibrate: runs of {sorted(sizes)} workers; a fit is of one cluster size"
             )
+        latency = None
+        if entry.get("latency") is not None:
+            try:
+                latency = Duration.parse(entry["latency"], f"{where}.latency")
+            except UserError as error:
+                raise ValueError(str(error)) from None
         studies[name] = FitStudy(
             name=name,
             calibrate=calibrate,
@@ -140,6 +154,7 @@ def collect_studies(config: Mapping[str, Any], runs: TrainingRuns) -> dict[str, 
             trials=int(entry.get("trials", 20_000)),
             bootstrap=int(entry.get("bootstrap", 200)),
             accept_misfit=bool(entry.get("accept_misfit", False)),
+            latency=latency,
         )
     return studies
 

@@ -102,11 +102,14 @@ def cmd_recommend(args: argparse.Namespace, rest: list[str]) -> int:
     from gradcode.recommend.rank import recommend
     from gradcode.recommend.report import as_json, format_text, write_csv
     from gradcode.recommend.workers import check_workers
-    from gradcode.sim.spec import read_spec
+    from gradcode.sim.spec import misfit_warning, read_spec
 
     _option_checks(args, rest)
     started = time.perf_counter()
     spec = read_spec(args.spec)  # SpecError: one line naming file and key
+    warning = misfit_warning(spec.raw, args.spec)
+    if warning:  # also with --quiet: the ranking rests on it
+        print(warning, file=sys.stderr)
     try:
         check_workers(spec.model, args.n, label="--n")
     except RecommendError as error:

@@ -19,7 +19,7 @@ import yaml
 from gradcode.errors import CLIError
 from gradcode.sim.montecarlo import DEFAULT_CHUNK, simulate
 from gradcode.sim.presets import PRESETS, available_presets, preset
-from gradcode.sim.spec import Spec, SpecError, load_spec, read_spec
+from gradcode.sim.spec import Spec, SpecError, load_spec, misfit_warning, read_spec
 from gradcode.sim.table import write_table
 
 DEFAULT_TRIALS = 100_000
@@ -77,6 +77,9 @@ def cmd_simulate(args: argparse.Namespace, rest: list[str]) -> int:
     if args.show:
         print(yaml.safe_dump(spec.raw, sort_keys=False), end="")
         return 0
+    warning = misfit_warning(spec.raw, args.target)
+    if warning:
+        print(warning, file=sys.stderr)
     if args.out is None:
         raise _cli_error("simulate needs --out FILE.csv")
     if args.trials < 2:

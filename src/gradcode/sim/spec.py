@@ -19,6 +19,11 @@ A spec is a mapping (a YAML file, or a preset's dict of the same shape)::
         params: {n: 8}
         grid: {s: [1, 2, 3]}       # optional: one configuration per combination
 
+A fitted spec written despite a misfit (``gradcode timing fit --accept-misfit``: ``fit.misfit``,
+the components a KS test rejects; ``fit.latency_misfit``, why the links' latency is no
+measurement) is valid, but what it predicts rests on that: ``misfit_warning`` gives the one
+line ``simulate``, ``predict`` and ``recommend`` print.
+
 Validation is strict and happens here, once: unknown keys are rejected, every scheme is built
 (so its own parameter checks run) and the model checks it can simulate it (e.g. a per-worker
 parameter list has one value per worker of that scheme). Errors are ``SpecError`` with one
@@ -80,6 +85,29 @@ class Spec:
     confidence: float
     schemes: tuple[SchemeEntry, ...]
     raw: dict[str, Any]
+
+
+def misfit_warning(data: Mapping[str, Any], origin: str) -> str | None:
+    """One line saying that the spec ``data`` (named ``origin``) was fitted and written
+    despite a misfit, or ``None`` (module docstring)."""
+    fit = data.get("fit")
+    if not isinstance(fit, Mapping):
+        return None
+    found = []
+    if fit.get("misfit"):
+        found.append(f"KS rejects {', '.join(map(str, fit['misfit']))}")
+    if fit.get("latency_misfit"):
+        # the latency prices a ring's 2 (N - 1) steps against a flat code's one message
+        written = (data.get("parameters") or {}).get("latency", 0.0)
+        found.append(
+            f"{fit['latency_misfit']}, {written:.4g} s written, which a ring pays 2 (N - 1) times"
+        )
+    if not found:
+        return None
+    return (
+        f"warning: {origin}: written despite a misfit: {'; '.join(found)}; what it predicts "
+        "rests on that"
+    )
 
 
 def build_scheme(name: str, params: Mapping[str, Any]) -> GradientCode:
