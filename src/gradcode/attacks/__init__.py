@@ -17,14 +17,16 @@ from gradcode.attacks.registry import (
     source,
     unregister,
 )
-from gradcode.attacks.schedule import AttackPlan, honest_floor
+from gradcode.attacks.schedule import ADVERSARY_STREAM, AttackPlan, attack_rng, honest_floor
 
 __all__ = [
+    "ADVERSARY_STREAM",
     "DEFAULT_ATTACK",
     "Attack",
     "AttackError",
     "AttackPlan",
     "attack_class",
+    "attack_rng",
     "available",
     "build",
     "honest_floor",

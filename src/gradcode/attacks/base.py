@@ -19,7 +19,7 @@ key)``, which makes a resumed run draw the same noise).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -77,9 +77,12 @@ class Attack(ABC):
         self,
         messages: Mapping[Any, np.ndarray],
         liars: Sequence[Any],
-        rng: np.random.Generator,
+        rng: np.random.Generator | Callable[[Any], np.random.Generator],
     ) -> dict[Any, np.ndarray]:
         """``messages`` with those of ``liars`` forged; the others are the honest ones.
+
+        ``rng``: one generator for all, or a function of the liar's key giving its own (the
+        MPI master seeds each message's forgery as its worker would).
 
         Every liar forges from the same honest messages (colluding omniscient liars see each
         other's honest messages as theirs, not as honest ones). Refused in one line when fewer
@@ -100,7 +103,7 @@ class Attack(ABC):
         )
         for key in liars:
             own = np.asarray(messages[key], dtype=np.float64)
-            out[key] = self.forge(own, honest, rng)
+            out[key] = self.forge(own, honest, rng(key) if callable(rng) else rng)
         return out
 
     def __repr__(self) -> str:

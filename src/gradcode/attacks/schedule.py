@@ -12,8 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from gradcode.attacks.base import Attack
 from gradcode.attacks.registry import DEFAULT_ATTACK, build
+
+#: second word of the seed of an adversary's draws (the MPI runtime's since its first noise)
+ADVERSARY_STREAM = 0xAD5
+
+
+def attack_rng(seed: int, iteration: int, key: int) -> np.random.Generator:
+    """The generator of message ``key``'s forgery in ``iteration`` of a run seeded ``seed``:
+    a function of those alone, so a resumed run forges the same messages."""
+    return np.random.default_rng([seed, ADVERSARY_STREAM, iteration, key])
 
 
 @dataclass(frozen=True)
