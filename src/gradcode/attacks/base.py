@@ -36,7 +36,8 @@ class Attack(ABC):
     """Base class of the attacks; subclasses validate their parameters in ``__init__`` (by
     keyword, like codes) and implement ``forge``."""
 
-    name: ClassVar[str]
+    #: the registry's name of the attack ("" on the base class: a subclass must set it)
+    name: ClassVar[str] = ""
     #: the attack reads the other responders' honest messages
     omniscient: ClassVar[bool] = False
     #: honest messages the attack needs (``honest_needed`` may refine it per parameters)

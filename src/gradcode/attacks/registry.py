@@ -32,8 +32,8 @@ def class_problem(name: str, cls: object) -> str | None:
     """What keeps ``cls`` from serving as attack ``name`` (``None``: nothing)."""
     if not (isinstance(cls, type) and issubclass(cls, Attack)):
         return f"{cls!r} is not a gradcode.attacks.Attack subclass"
-    if getattr(cls, "name", None) != name:
-        return f"the class {cls.__name__} is named {getattr(cls, 'name', None)!r}, not {name!r}"
+    if cls.name != name:
+        return f"the class {cls.__name__} is named {cls.name!r}, not {name!r}"
     if inspect.isabstract(cls):
         return f"{cls.__name__} does not implement {', '.join(sorted(cls.__abstractmethods__))}"
     if not isinstance(cls.omniscient, bool) or not isinstance(cls.min_honest, int):
