@@ -79,7 +79,10 @@ def _tree(path: Path) -> ast.AST | None:
 def _attack_sources() -> list[Path]:
     """Every module but the attacks' own, the workflow's Python and Snakemake files."""
     files = [p for p in PACKAGE.rglob("*.py") if "attacks" not in p.relative_to(PACKAGE).parts]
-    files += [*sorted((REPO / "workflow").rglob("*.py")), *sorted((REPO / "workflow").rglob("*.smk"))]
+    files += [
+        *sorted((REPO / "workflow").rglob("*.py")),
+        *sorted((REPO / "workflow").rglob("*.smk")),
+    ]
     return [*files, REPO / "Snakefile"]
 
 
@@ -101,7 +104,9 @@ def _attack_violations(path: Path) -> list[str]:
             for side in (node.left, *node.comparators):
                 names |= literal_names(side)
             if names & ATTACKS:
-                found.append(f"{where}:{node.lineno}: compares with attack {sorted(names & ATTACKS)}")
+                found.append(
+                    f"{where}:{node.lineno}: compares with attack {sorted(names & ATTACKS)}"
+                )
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
                 classes = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}

@@ -46,11 +46,11 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.attacks.base import AttackError
 from gradcode.codes.base import GradientCode, MessageKey, NotDecodableError, Pattern
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.tree import TreeCode
 from gradcode.codes.verify import VerificationReport, gradient_length, verify
-from gradcode.attacks.base import AttackError
 
 #: relative error within which an exact code's decode counts as the sum
 TOLERANCE = 1e-9

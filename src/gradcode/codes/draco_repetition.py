@@ -178,4 +178,3 @@ class DracoRepetition(LinearCode):
 
     def count_patterns(self) -> int:
         return count_liar_patterns(self)
-

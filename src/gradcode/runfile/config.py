@@ -306,7 +306,9 @@ class AdversaryConfig:
     def plan(self) -> AttackPlan:
         """Who attacks when, and with which attack (``gradcode.attacks.AttackPlan``)."""
         params = self.params if self._new_form() else {"scale": self.scale}
-        return AttackPlan(self.workers, self.attack, dict(params), self.start, self.stop, self.every)
+        return AttackPlan(
+            self.workers, self.attack, dict(params), self.start, self.stop, self.every
+        )
 
     def _new_form(self) -> bool:
         default = AdversaryConfig(self.workers, self.scale)
