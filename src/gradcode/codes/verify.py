@@ -110,16 +110,8 @@ def verify(
     total = code.count_patterns()
     if exhaustive is None:
         exhaustive = total <= EXHAUSTIVE_LIMIT
-    failures: list[str] = []
-    support_ok = True
-    for worker in range(code.n):
-        used = probe_support(code, worker, rng)
-        if used != set(code.partitions(worker)):
-            support_ok = False
-            failures.append(
-                f"worker {worker}: message depends on partitions {sorted(used)}, "
-                f"declared {sorted(code.partitions(worker))}"
-            )
+    failures = _support_failures(code, rng)
+    support_ok = not failures
     instance, partials = code.random_instance(rng, length)
     reference = code.reference(partials.sum(axis=0))
     scale = float(np.linalg.norm(reference)) or 1.0
@@ -142,16 +134,10 @@ def verify(
             continue
         if names_liars and pattern.corrupted:
             with_liars += 1
-            liars = sorted({int(code.worker_of(key)) for key in pattern.corrupted})
-            must = {int(code.worker_of(key)) for key in visible}
-            caught = sorted({int(code.worker_of(key)) for key in result.adversaries})
-            if must <= set(caught) <= set(liars):
-                named += 1
-            elif len(failures) < 20:
-                failures.append(
-                    f"responders {sorted(pattern.responders, key=repr)}: liars {liars}, "
-                    f"named {caught}"
-                )
+            wrong = _naming_failure(code, pattern, visible, result)
+            named += wrong is None
+            if wrong is not None and len(failures) < 20:
+                failures.append(wrong)
         error = float(np.linalg.norm(result.gradient - reference)) / scale
         worst_error = max(worst_error, error)
         condition = result.condition
@@ -179,6 +165,32 @@ def verify(
         patterns_with_liars=with_liars,
         liars_named=named,
     )
+
+
+def _support_failures(code: GradientCode, rng: np.random.Generator) -> list[str]:
+    """One line per worker whose messages depend on other partitions than it declares."""
+    failures = []
+    for worker in range(code.n):
+        used = probe_support(code, worker, rng)
+        if used != set(code.partitions(worker)):
+            failures.append(
+                f"worker {worker}: message depends on partitions {sorted(used)}, "
+                f"declared {sorted(code.partitions(worker))}"
+            )
+    return failures
+
+
+def _naming_failure(
+    code: GradientCode, pattern: Pattern, visible: frozenset, result: DecodeResult
+) -> str | None:
+    """What is wrong with the liars ``result`` named (``None``: every visible liar, and no
+    honest worker)."""
+    liars = sorted({int(code.worker_of(key)) for key in pattern.corrupted})
+    must = {int(code.worker_of(key)) for key in visible}
+    caught = sorted({int(code.worker_of(key)) for key in result.adversaries})
+    if must <= set(caught) <= set(liars):
+        return None
+    return f"responders {sorted(pattern.responders, key=repr)}: liars {liars}, named {caught}"
 
 
 def refuse_attack(code: GradientCode, attack: Attack) -> None:
