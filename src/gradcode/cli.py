@@ -79,6 +79,14 @@ def _format_report(conformance, passed: bool) -> str:
             f"messages per worker  {_compact(report.messages_per_worker)}",
             f"support matches      {report.support_ok}",
         ]
+        if report.attack is not None:
+            params = ", ".join(f"{k}={v}" for k, v in report.attack["params"].items())
+            lines.append(f"attack               {report.attack['name']} ({params})")
+        if report.patterns_with_liars:
+            lines.append(
+                f"liars named          {report.liars_named} of {report.patterns_with_liars}"
+                " patterns with liars"
+            )
         lines += [f"FAILED  {failure}" for failure in report.failures[:10]]
     lines.append("conformance")
     for check in conformance.checks:
@@ -116,6 +124,7 @@ def cmd_codes_verify(args: argparse.Namespace, rest: list[str]) -> int:
         limit=args.max_patterns,
         length=args.gradient_length,
         seed=args.check_seed,
+        attack=_attack(args),
     )
     report = conformance.verification  # None when the harness itself crashed on the code
     passed = conformance.passed() and report is not None and report.passed()
@@ -129,6 +138,25 @@ def cmd_codes_verify(args: argparse.Namespace, rest: list[str]) -> int:
     else:
         print(_format_report(conformance, passed))
     return 0 if passed else 1
+
+
+def _attack(args: argparse.Namespace):
+    """The attack of ``--attack`` and ``--attack-params`` (``None`` without ``--attack``)."""
+    if args.attack is None:
+        if args.attack_params is not None:
+            raise CLIError("--attack-params needs --attack NAME")
+        return None
+    from gradcode.attacks import build as build_attack
+
+    params: Any = {}
+    if args.attack_params is not None:
+        try:
+            params = yaml.safe_load(args.attack_params)
+        except yaml.YAMLError:
+            raise CLIError(f"--attack-params: cannot read {args.attack_params!r}") from None
+        if not isinstance(params, dict):
+            raise CLIError(f"--attack-params: a mapping like '{{z: 1.5}}' (got {params!r})")
+    return build_attack(args.attack, params)
 
 
 def cmd_codes_show(args: argparse.Namespace, rest: list[str]) -> int:
@@ -225,6 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--gradient-length", type=int, default=37, help="gradient length used")
     check.add_argument("--check-seed", type=int, default=0, help="seed of the random partials")
+    check.add_argument(
+        "--attack",
+        help="what the liars send (gradcode.attacks: noise, reversed, constant, alie, ipm, "
+        "plug-ins); default: Gaussian noise",
+    )
+    check.add_argument("--attack-params", help="the attack's parameters, e.g. '{z: 1.5}'")
     check.set_defaults(func=cmd_codes_verify)
     study = codes_sub.add_parser(
         "stability", help="max decode error versus n, as CSV", allow_abbrev=False

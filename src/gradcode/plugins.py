@@ -8,6 +8,9 @@ A package extends gradcode without forking it by declaring, in its ``pyproject.t
     [project.entry-points."gradcode.timing_models"]
     my-model = "my_package.timing:MyModel"
 
+    [project.entry-points."gradcode.attacks"]
+    my-attack = "my_package.attacks:MyAttack"
+
 Once the package is installed, the names work everywhere a built-in name does. Discovery is
 lazy (on the first look-up in a process) and never hides a built-in: a plug-in that fails to
 import, is not the kind of class its group takes, or takes a name a built-in (or another
@@ -31,6 +34,8 @@ from gradcode.errors import UserError
 CODES_GROUP = "gradcode.codes"
 #: entry-point group of timing models (``TimingModel`` subclasses)
 TIMING_MODELS_GROUP = "gradcode.timing_models"
+#: entry-point group of attacks (``gradcode.attacks.Attack`` subclasses)
+ATTACKS_GROUP = "gradcode.attacks"
 
 
 class PluginError(UserError):

@@ -67,6 +67,11 @@ def test_compute_reports_the_tolerance_boundary():
             assert row["detected_fraction"] == 1.0
         elif row["attack"] == "random":  # a = 0: nothing to check against
             assert row["undetected_wrong_fraction"] == 1.0
-        else:
+        elif row["attack"] == "converse":
             assert row["undetected_wrong_fraction"] == row["impostor_fraction"] == 1.0
+        else:  # a registered attack (gradcode.attacks) with a liars: corrected and named
+            assert row["liars"] == row["a"] > 0
+            assert row["exact_fraction"] == row["named_fraction"] == 1.0
+    attacked = {row["attack"] for row in rows} - {"random", "converse"}
+    assert attacked == {"noise", "reversed", "constant", "alie", "ipm"}
     assert adv.compute(trials=16, seed=1, progress=lambda line: None).rows == rows

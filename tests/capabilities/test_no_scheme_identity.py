@@ -10,6 +10,11 @@ reads every module of the package (and the workflow's Python) and fails on:
 - importing a concrete scheme module in the floors that must serve any code (``train``,
   ``sim``, ``timing``, ``cli``, ``data``, ``models``, ``optim``, ``figures``, ``pipeline``).
 
+Attacks (``gradcode.attacks``) are held to the same rule: outside ``gradcode/attacks/`` no
+module compares with an attack's name or checks ``isinstance`` against an attack class; the
+runtime, the simulator and ``verify`` ask an attack what it declares (``omniscient``,
+``honest_needed``).
+
 Allowed: naming a scheme to *build* it (a preset's list of schemes to compare, an analysis of
 one paper's construction), which is data, not dispatch; and the figure notebooks, which select
 rows of result tables by their ``scheme`` column to draw one paper's figure.
@@ -24,6 +29,7 @@ from pathlib import Path
 import pytest
 
 import gradcode
+from gradcode import attacks
 from gradcode.codes import GradientCode, LinearCode, TreeCode, available, scheme_class
 from tests.helpers.literals import literal_names
 
@@ -41,6 +47,8 @@ SCHEME_ONLY = {
     for attribute, _ in inspect.getmembers(scheme_class(name))
     if not attribute.startswith("_")
 } - INTERFACE
+ATTACKS = set(attacks.available())
+ATTACK_CLASSES = {attacks.attack_class(name).__name__ for name in ATTACKS}
 GENERIC_FLOORS = (
     "train",
     "sim",
@@ -66,6 +74,46 @@ def _tree(path: Path) -> ast.AST | None:
         return ast.parse(path.read_text(), filename=str(path))
     except SyntaxError:
         return None  # Snakemake syntax: checked by the text rules below
+
+
+def _attack_sources() -> list[Path]:
+    """Every module but the attacks' own, the workflow's Python and Snakemake files."""
+    files = [p for p in PACKAGE.rglob("*.py") if "attacks" not in p.relative_to(PACKAGE).parts]
+    files += [
+        *sorted((REPO / "workflow").rglob("*.py")),
+        *sorted((REPO / "workflow").rglob("*.smk")),
+    ]
+    return [*files, REPO / "Snakefile"]
+
+
+def _attack_violations(path: Path) -> list[str]:
+    tree = _tree(path)
+    where = path.relative_to(REPO)
+    if tree is None:
+        text = path.read_text()
+        return [
+            f"{where}: compares with attack name {name!r}"
+            for name in sorted(ATTACKS)
+            for quote in ('"', "'")
+            if f"== {quote}{name}{quote}" in text or f"!= {quote}{name}{quote}" in text
+        ]
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            names: set[str] = set()
+            for side in (node.left, *node.comparators):
+                names |= literal_names(side)
+            if names & ATTACKS:
+                found.append(
+                    f"{where}:{node.lineno}: compares with attack {sorted(names & ATTACKS)}"
+                )
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+                classes = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                classes |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+                if classes & ATTACK_CLASSES:
+                    found.append(f"{where}:{node.lineno}: isinstance of {classes & ATTACK_CLASSES}")
+    return found
 
 
 def _violations(path: Path) -> list[str]:
@@ -130,3 +178,24 @@ def test_the_rules_see_what_they_look_for():
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
 def test_no_module_outside_codes_branches_on_a_scheme(path):
     assert _violations(path) == []
+
+
+def test_the_attack_rules_see_what_they_look_for():
+    """The checker on attacks: a comparison with an attack's name and an isinstance are caught."""
+    assert {"noise", "reversed", "constant", "alie", "ipm"} <= ATTACKS
+    sample = PACKAGE / "train" / "_attack_probe_for_test.py"
+    sample.write_text(
+        "from gradcode.attacks.alie import ALIEAttack\n"
+        "def f(plan, attack):\n"
+        "    return plan.attack_name == 'alie' or isinstance(attack, ALIEAttack)\n"
+    )
+    try:
+        kinds = {line.split(": ", 1)[1].split()[0] for line in _attack_violations(sample)}
+    finally:
+        sample.unlink()
+    assert kinds == {"compares", "isinstance"}
+
+
+@pytest.mark.parametrize("path", _attack_sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_module_outside_attacks_branches_on_an_attack(path):
+    assert _attack_violations(path) == []

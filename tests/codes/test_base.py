@@ -21,6 +21,8 @@ def test_available_lists_every_scheme_of_the_issue():
         "berrut",
         "gc-mmc",
         "coded-reduce",
+        "draco-repetition",
+        "draco-cyclic",
         "lcc",
         "ring-allreduce",
     }

@@ -63,6 +63,28 @@ class ToyModel(MasterWorkerModel):
     name = "toy-model"
 '''
 
+ATTACKS = '''"""Attacks of the fake distribution."""
+
+import numpy as np
+
+from gradcode.attacks import Attack
+
+
+class Zero(Attack):
+    """Sends zeros, needing three honest messages to do so (an omniscient toy)."""
+
+    name = "toy-zero"
+    omniscient = True
+    min_honest = 3
+
+    def forge(self, own, honest, rng):
+        return np.zeros_like(own)
+
+
+class Clash(Zero):
+    name = "noise"
+'''
+
 ENTRY_POINTS = """\
 [gradcode.codes]
 toy-replica = fakeplug.codes:ToyReplica
@@ -75,6 +97,10 @@ misnamed = fakeplug.codes:Misnamed
 [gradcode.timing_models]
 toy-model = fakeplug.timing:ToyModel
 broken-model = fakeplug.missing:Nothing
+
+[gradcode.attacks]
+toy-zero = fakeplug.attacks:Zero
+noise = fakeplug.attacks:Clash
 """
 
 #: plug-in names that must be refused, with a fragment of the reason each gets
@@ -95,6 +121,7 @@ def make_distribution(root: Path) -> Path:
     (package / "__init__.py").write_text("")
     (package / "codes.py").write_text(CODES)
     (package / "timing.py").write_text(TIMING)
+    (package / "attacks.py").write_text(ATTACKS)
     info = root / "fakeplug-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 0.1\n")

@@ -3,6 +3,7 @@ import warnings
 import pytest
 
 from gradcode import timing
+from gradcode.attacks import registry as attack_registry
 from gradcode.codes import registry
 from tests.helpers.plugins import make_distribution
 
@@ -10,6 +11,7 @@ from tests.helpers.plugins import make_distribution
 def _forget_plugins():
     registry.PLUGINS.reset()
     timing.PLUGINS.reset()
+    attack_registry.PLUGINS.reset()
 
 
 @pytest.fixture

@@ -121,3 +121,35 @@ def test_command_line_verifies_a_plugin_and_refuses_a_broken_one(fakeplug):
         " 'fakeplug 0.1' left out: import failed: ModuleNotFoundError: No module named"
         " 'fakeplug.missing'"
     ]
+
+
+def test_a_plugin_attack_serves_verify_and_run_files_and_cannot_take_a_built_in_name(fakeplug):
+    import warnings
+
+    import pytest as _pytest
+
+    from gradcode import attacks
+    from gradcode.attacks import AttackError
+    from gradcode.codes.verify import verify
+    from gradcode.runfile.config import parse_config
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert "toy-zero" in attacks.available()
+    assert any("plug-in 'noise'" in str(w.message) and "built-in" in str(w.message) for w in caught)
+    assert attacks.source("toy-zero") == "plug-in fakeplug 0.1"
+    assert attacks.source("noise") == "built-in"
+    zero = attacks.build("toy-zero")
+    report = verify(build("draco-cyclic", n=9, a=2), exhaustive=True, attack=zero)
+    assert not report.failures and report.liars_named == report.patterns_with_liars
+    with _pytest.raises(AttackError, match="attack toy-zero needs at least 3 honest messages"):
+        verify(build("draco-repetition", n=3, a=1), attack=zero)
+    run = {
+        "iterations": 2,
+        "data": {"prepared": "/nowhere"},
+        "model": {"kind": "logistic"},
+        "scheme": {"name": "draco-cyclic", "params": {"n": 9, "a": 2}},
+        "optimizer": {"step": 0.5},
+        "adversaries": {"workers": [0, 4], "attack": "toy-zero"},
+    }
+    assert parse_config(run).adversaries.plan().attack().name == "toy-zero"

@@ -20,7 +20,11 @@ attack on ``patterns`` random instances (Gaussian partial gradients, ``s`` rando
   as if ``g_j`` were ``g_j + delta`` with ``delta``'s chunks along the null vector of the zero
   holders' coefficients. The responses are then the codeword of the other gradient with only
   ``a`` errors (at the framed holders), so any decoder built for ``a`` adversaries must return
-  ``g + delta``.
+  ``g + delta``;
+- every attack of ``gradcode.attacks`` (``noise``, ``reversed``, ``constant``, ``alie``,
+  ``ipm`` and installed plug-ins, at their default parameters; the row's ``attack`` is its
+  name), ``liars = a``: the liars send what the attack forges, the omniscient ones from the
+  honest messages of the other responders.
 
 Outcomes per row: fraction decoded exactly (relative error <= 1e-8 against an independent
 compensated sum of the partials), fraction where exactly the liars were named
@@ -47,6 +51,8 @@ from gradcode.analysis.heterogeneous_comm_cost import (
     relative_error,
     replication,
 )
+from gradcode.attacks import available as available_attacks
+from gradcode.attacks import build as build_attack
 from gradcode.codes import NotDecodableError
 from gradcode.codes.heterogeneous import HeterogeneousCode, cyclic_placement, random_placement
 
@@ -106,6 +112,8 @@ def run_cell(
 ) -> dict[str, Any]:
     n, s, m = code.n, code.s, code.m
     length = m * WIDTH
+    # a registered attack's name: its forgery; else this module's own "random" and "converse"
+    forger = build_attack(attack) if attack in available_attacks() else None
     exact = named = detected = wrong = impostor_hits = 0
     worst: float | None = None
     for _ in range(patterns):
@@ -118,7 +126,10 @@ def run_cell(
             alive = [w for w in range(n) if w not in stragglers]
             honest = all_messages(code, partials)
             bad = sorted(rng.choice(alive, liars, replace=False).tolist())
-            received = lie({w: honest[w] for w in alive}, bad, rng)
+            if forger is None:
+                received = lie({w: honest[w] for w in alive}, bad, rng)
+            else:
+                received = forger.apply({w: honest[w] for w in alive}, bad, rng)
             expected_names = bad
         try:
             result = code.decode_result(received, length)
@@ -173,13 +184,16 @@ def compute(trials: int, seed: int, progress: Progress) -> Analysis:
             }
             cells = [("random", liars) for liars in range(0, min(a + 2, code.n - s) + 1)]
             cells.append(("converse", a + 1))
+            if a:
+                cells += [(name, a) for name in available_attacks()]
             for attack, liars in cells:
                 rows.append(base | run_cell(code, attack, liars, patterns, rng))
     meta = {
         "what": (
             "exact recovery, liar identification and detection by the heterogeneous code's "
             "Reed-Solomon style decoder with 0 .. a + 2 random liars and Theorem 1's "
-            "converse attack with a + 1 colluding liars"
+            "converse attack with a + 1 colluding liars, and a liars running each attack of "
+            "gradcode.attacks"
         ),
         "paper": "004 (Jahani-Nezhad & Maddah-Ali), Sec. III-C (decoding), III-D (converse)",
         "placements": {name: placement for name, placement in placements()},

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.attacks.base import AttackError
 from gradcode.codes.base import GradientCode, MessageKey, NotDecodableError, Pattern
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.tree import TreeCode
@@ -107,20 +108,30 @@ def check_conformance(
     trials: int = 200,
     seed: int = 0,
     tolerance: float = TOLERANCE,
+    attack: Any = None,
 ) -> ConformanceReport:
     """Run every check on ``code`` (see the module docstring); nothing is raised for a failure.
 
     ``exhaustive``, ``limit`` and ``length`` (the gradient length) go to ``verify``
     (exhaustive by default when the patterns are few); ``subsets`` random responder sets test
     the ``NotDecodableError`` contract when there are more than ``ALL_SUBSETS_UP_TO``;
-    ``trials`` random arrival rows test ``completion_times``.
+    ``trials`` random arrival rows test ``completion_times``; ``attack`` (a
+    ``gradcode.attacks.Attack``) is what the liars of ``decoding``'s patterns send.
     """
     rng = np.random.default_rng(seed)
     report = ConformanceReport(code.name, dict(code.params()))
     try:
         verification = verify(
-            code, exhaustive=exhaustive, limit=limit, length=length, seed=seed, tolerance=tolerance
+            code,
+            exhaustive=exhaustive,
+            limit=limit,
+            length=length,
+            seed=seed,
+            tolerance=tolerance,
+            attack=attack,
         )
+    except AttackError:  # a refused attack is the user's input, not the code's failure
+        raise
     except Exception as error:  # a plug-in's bug ends the harness: the check fails with it
         report.checks.append(Check("decoding", False, (f"raised {type(error).__name__}: {error}",)))
     else:

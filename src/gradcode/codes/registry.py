@@ -29,6 +29,8 @@ SCHEMES: dict[str, str] = {
     "coded-reduce": "coded_reduce:CodedReduce",
     "lcc": "lcc:LagrangeCode",
     "ring-allreduce": "ring_allreduce:RingAllReduce",
+    "draco-repetition": "draco_repetition:DracoRepetition",
+    "draco-cyclic": "draco_cyclic:DracoCyclic",
 }
 
 

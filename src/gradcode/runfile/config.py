@@ -35,9 +35,17 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
                                     # (gradcode timing fit's output: seconds, time_unit 1);
                                     # its overhead, the runtime's own cost, is not injected
       persistent: [worker]          # [] workers that never answer
-    adversaries:                    # [none] only for scheme heterogeneous
-      workers: [worker]             # workers whose every message is corrupted
-      scale: number > 0             # [1.0] noise RMS relative to the message's RMS
+    adversaries:                    # [none] codes with capabilities.corrects_adversaries
+      workers: [worker]             # workers whose every message is forged
+      attack: str                   # [noise] a gradcode.attacks attack (built-in or plug-in)
+      params: {key: value}          # [{}] the attack's parameters (noise: scale; reversed:
+                                    # scale; constant: value; alie: z; ipm: epsilon)
+      scale: number > 0             # the old form, without attack and params: noise of this
+                                    # RMS relative to the message's RMS [1.0]
+      iterations:                   # [every iteration] when the workers lie
+        start: int >= 0             # [0] first iteration (0-based)
+        stop: int >= 1 | null       # [null: to the end] first iteration not attacked
+        every: int >= 1             # [1] attack every `every`-th iteration from start
     bandwidth:                      # [none] receiver-side single-port emulation
       bytes_per_second: number > 0  # either this
       vector_seconds: number > 0    # or the seconds one full-length vector takes
@@ -117,6 +125,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradcode.attacks import DEFAULT_ATTACK, AttackPlan
+from gradcode.attacks import available as available_attacks
 from gradcode.duration import Duration, DurationError
 from gradcode.errors import UserError
 from gradcode.rate import Rate, RateError
@@ -281,8 +291,35 @@ class StragglerConfig:
 
 @dataclass(frozen=True)
 class AdversaryConfig:
+    """The ``adversaries:`` block: ``attack`` with ``params`` at ``workers`` in iterations
+    ``start, start + every, ...`` before ``stop``. The old form ``{workers, scale}`` is noise
+    with ``params = {scale: ...}``; ``scale`` stays for it (and its fingerprint)."""
+
     workers: tuple[int, ...] = ()
     scale: float = 1.0
+    attack: str = DEFAULT_ATTACK
+    params: dict[str, Any] = field(default_factory=dict)
+    start: int = 0
+    stop: int | None = None
+    every: int = 1
+
+    def plan(self) -> AttackPlan:
+        """Who attacks when, and with which attack (``gradcode.attacks.AttackPlan``)."""
+        params = self.params if self._new_form() else {"scale": self.scale}
+        return AttackPlan(
+            self.workers, self.attack, dict(params), self.start, self.stop, self.every
+        )
+
+    def _new_form(self) -> bool:
+        default = AdversaryConfig(self.workers, self.scale)
+        return self != default
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """What enters the run's fingerprint: the old form's two fields alone when the block
+        is in the old form, so checkpoints written before attacks existed still resume."""
+        if not self._new_form():
+            return {"workers": list(self.workers), "scale": self.scale}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -440,7 +477,7 @@ class RunConfig:
         """sha256 of everything that determines the trajectory (not iterations or outputs),
         so a checkpoint is only resumed by the configuration that wrote it."""
         relevant = {
-            key: value
+            key: self.adversaries.fingerprint_fields() if key == "adversaries" else value
             for key, value in self.as_dict().items()
             if key
             not in (
@@ -622,10 +659,38 @@ def _spec_model(path: str, key: str) -> tuple[str, dict[str, Any]]:
 
 
 def _adversaries(top: _Section) -> AdversaryConfig:
-    section = top.section("adversaries", ("workers", "scale"))
-    return AdversaryConfig(
-        workers=section.workers("workers"), scale=section.number("scale", 1.0, positive=True)
+    section = top.section("adversaries", ("workers", "scale", "attack", "params", "iterations"))
+    workers = section.workers("workers")
+    if section.has("scale") and (section.has("attack") or section.has("params")):
+        raise ConfigError(
+            "adversaries.scale: the old form's noise scale; with attack or params give the "
+            "attack's parameters in params (noise: params: {scale: ...})"
+        )
+    scale = section.number("scale", 1.0, positive=True)
+    attack = section.string("attack", DEFAULT_ATTACK)
+    params = section.mapping("params")
+    schedule = section.section("iterations", ("start", "stop", "every"))
+    start = schedule.integer("start", 0)
+    stop = schedule.integer("stop", None, minimum=1)
+    if stop is not None and stop <= start:
+        raise ConfigError(
+            f"adversaries.iterations.stop: must be > start (got start={start}, stop={stop})"
+        )
+    config = AdversaryConfig(
+        workers=workers,
+        scale=scale,
+        attack=attack,
+        params=params,
+        start=start,
+        stop=stop,
+        every=schedule.integer("every", 1, minimum=1),
     )
+    try:  # the attack's name and parameters, checked here where the key is known
+        config.plan().attack()
+    except UserError as error:
+        key = "adversaries.params" if attack in available_attacks() else "adversaries.attack"
+        raise ConfigError(f"{key}: {error}") from None
+    return config
 
 
 def _bandwidth(top: _Section) -> BandwidthConfig | None:

@@ -21,7 +21,10 @@ With ``network`` (real links) the plan emulates no communication: ``bandwidth`` 
 and a straggler model that would inject a link delay or a single port's ``tc``
 (``DelaySource.emulated_comm``) is refused, naming its parameter.
 
-Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``.
+Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``,
+no more of them than its ``a``, and an attack (``adversaries.attack``) the decoding can give
+the honest messages it needs (``gradcode.attacks``: an omniscient attack forges from the
+``min_responders() - len(workers)`` honest messages the master holds at least).
 A code with ``capabilities.message == "matrix"`` needs a data set whose gradient length is a
 square ``d * d`` (``Plan.check_features``, once the data is loaded); its workers send and its
 master receives the ``d x d`` matrices flattened, like any vector, and what the master decodes
@@ -35,6 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gradcode.attacks import honest_floor
 from gradcode.codes import GradientCode, available, build, scheme_class
 from gradcode.optim import Constant, Inverse, Optimizer
 from gradcode.optim import build as build_optimizer
@@ -236,6 +240,15 @@ def _check_workers(plan: Plan) -> None:
         if overlap:
             raise ConfigError(
                 f"adversaries.workers: worker {overlap[0]} is also a persistent straggler"
+            )
+        # an omniscient attack forges from the honest messages the master holds when it
+        # decodes: at least the code's fewest responders less the liars
+        honest = honest_floor(code.min_responders(), len(adversaries))
+        problem = config.adversaries.plan().attack().refusal(honest)
+        if problem:
+            raise ConfigError(
+                f"adversaries.attack: {problem} ({code.name} decodes from "
+                f"{code.min_responders()} responders, {len(adversaries)} of them liars)"
             )
 
 

@@ -12,12 +12,22 @@ Decoding: ``decode_result`` (``decode_root`` for a tree). A code whose capabilit
 corrects adversaries (with ``a > 0``) has the workers it caught logged; one that estimates its
 error has the estimate logged.
 
+Omniscient attacks (``adversaries.attack`` whose ``gradcode.attacks`` class declares
+``omniscient``) are emulated here, as DRACO's and DETOX's own code emulate them at the
+parameter server: the lying workers send their honest messages (flagged ``corrupted``), and
+just before decoding the master replaces each with the attack's forgery from the honest
+messages in hand (``Attack.apply``, seeded per ``(seed, iteration, key)`` like a worker's
+forgery). No byte more crosses the network; the forgery's time is the master's, logged as
+``attack_time`` and included in ``decode_time``. The emulated attacker knows the honest
+messages of this decoding, not those of the stragglers still on their way.
+
 Per-iteration record (``log.jsonl``; ``Session`` adds ``iteration``, ``time``, ``wall`` and
 the metrics):
 
 - ``iteration_time``: from sending the model to the end of the update (``wait_time`` until
   decodable, ``decode_time``, ``update_time``);
 - ``used``: the message keys handed to the decoder; ``adversaries``: workers caught lying;
+  ``attack_time``: seconds the master spent forging an omniscient attack's messages;
 - ``messages``: per result of this iteration taken off the wire, its ``key``, ``worker``,
   ``received`` (bytes in memory) and ``arrival`` (after the emulated single port) in seconds
   since the iteration started, and the sender's measured ``compute`` and injected
@@ -50,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.attacks import attack_rng
 from gradcode.codes import NotDecodableError
 from gradcode.codes.tree import MASTER
 from gradcode.runfile.plan import alive_decodable, collection_choice
@@ -124,6 +135,10 @@ class Master:
         )
         self.delays = ctx.plan.delay_source()
         self.reports = capabilities.corrects_adversaries and code.a > 0
+        #: who lies when, and the attack if the master must forge it (omniscient)
+        self.attacks = ctx.plan.config.adversaries.plan()
+        attack = self.attacks.attack() if self.attacks.workers else None
+        self.forger = attack if attack is not None and attack.omniscient else None
         self.estimates = capabilities.estimates_error
         self.one_clock = ctx.one_clock  # a sender's clock is comparable with ours
         self.distribution = distribution_choice(ctx)
@@ -388,7 +403,7 @@ class Master:
             if self._collect(held, seen):
                 ready = clock()
                 try:
-                    gradient, extras = self._decode(held)
+                    gradient, extras = self._decode(held, t)
                     return gradient, extras, ready
                 except NotDecodableError as error:
                     # the rule held but the decoder refused (e.g. more corruption than it
@@ -503,13 +518,17 @@ class Master:
             return self.tree.children_decodable(MASTER, list(held))
         return self.code.is_decodable(list(held))
 
-    def _decode(self, held: dict[Any, Result]) -> tuple[np.ndarray, dict[str, Any]]:
+    def _decode(self, held: dict[Any, Result], t: int) -> tuple[np.ndarray, dict[str, Any]]:
         messages = {key: result.data for key, result in held.items()}
         features = self.ctx.features
         if self.tree is not None:
             return self.tree.decode_root(messages, features).gradient, {}
-        result = self.code.decode_result(messages, features)
         extras: dict[str, Any] = {}
+        if self.forger is not None and self.attacks.active(t):
+            began = clock()
+            messages = self._forge(messages, t)
+            extras["attack_time"] = clock() - began
+        result = self.code.decode_result(messages, features)
         if self.reports:
             extras["adversaries"] = sorted(
                 {int(self.code.worker_of(k)) for k in result.adversaries}
@@ -517,6 +536,17 @@ class Master:
         if self.estimates:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
+
+    def _forge(self, messages: dict[Any, np.ndarray], t: int) -> dict[Any, np.ndarray]:
+        """The omniscient attack's messages in place of the liars' honest ones (module
+        docstring); the received buffers stay untouched."""
+        assert self.forger is not None
+        code, seed = self.code, self.ctx.plan.config.seed
+        liars = [key for key in messages if int(code.worker_of(key)) in self.attacks.workers]
+        # one generator per message, seeded as a worker seeds its own forgery
+        return self.forger.apply(
+            messages, liars, lambda key: attack_rng(seed, t, self.keys.index(key))
+        )
 
     def _failure_fields(self) -> dict[str, Any]:
         if self.failures is None:

@@ -47,6 +47,7 @@ from typing import cast
 import numpy as np
 from mpi4py import MPI
 
+from gradcode.attacks import attack_rng
 from gradcode.runfile.plan import collection_choice
 from gradcode.runfile.stragglers import DrawnAhead
 from gradcode.runlogs.nodelog import NodeLog
@@ -66,8 +67,6 @@ from gradcode.train.transport import (
     receive_vector,
 )
 
-#: adversary noise stream (second word of the generator seed)
-ADVERSARY_STREAM = 0xAD5
 #: seconds between looks for a newer model while sleeping through an injected delay
 STALE_CHECK = 0.005
 
@@ -126,7 +125,10 @@ class Worker:
         self.failures = ctx.failures if ctx.tolerant else None
         #: the parent died: nothing more comes from it, nothing more goes to it
         self.orphan = False
-        self.adversary = self.worker in plan.config.adversaries.workers
+        #: who lies when (``adversaries``); an omniscient attack's messages leave honest and
+        #: the master forges them from the honest ones it holds (``gradcode.train.master``)
+        self.attacks = plan.config.adversaries.plan()
+        self.attack = self.attacks.attack() if self.worker in self.attacks.workers else None
         self.delays = DrawnAhead(plan.delay_source())
         self.outbox = Outbox(links.up_comm, links.up_rank, failures=self.failures)
         self.forwards = SendSet(self.failures)
@@ -512,11 +514,10 @@ class Worker:
     def _queue(self, job: _Job, key: int, message: np.ndarray, ready: float) -> None:
         buffer = np.empty(H + message.size)
         buffer[H:] = message
-        if self.adversary:
+        lies = self.attack is not None and self.attacks.active(job.iteration)
+        if lies and not self.attack.omniscient:  # type: ignore[union-attr]
             self._corrupt(job.iteration, key, buffer[H:])
-            buffer[FIELD["corrupted"]] = 1.0
-        else:
-            buffer[FIELD["corrupted"]] = 0.0
+        buffer[FIELD["corrupted"]] = 1.0 if lies else 0.0
         link = job.comm_delay * message.size / self.features
         buffer[FIELD["iteration"]] = job.iteration
         buffer[FIELD["key"]] = key
@@ -537,11 +538,11 @@ class Worker:
         self.outbox.schedule(buffer, tag, job.iteration, ready, link)
 
     def _corrupt(self, iteration: int, key: int, payload: np.ndarray) -> None:
-        """Add Gaussian noise of ``scale`` times the message's RMS (seeded per message)."""
-        config = self.ctx.plan.config
-        rng = np.random.default_rng([config.seed, ADVERSARY_STREAM, iteration, key])
-        rms = float(np.sqrt(np.mean(payload * payload))) or 1.0
-        payload += rng.standard_normal(payload.size) * (config.adversaries.scale * rms)
+        """The attack's forgery of ``payload``, in place (seeded per message: noise draws what
+        it drew before attacks were plug-ins)."""
+        assert self.attack is not None
+        rng = attack_rng(self.ctx.plan.config.seed, iteration, key)
+        payload[:] = self.attack.forge(payload, np.empty((0, payload.size)), rng)
 
     def _send_done(self) -> None:
         stale = float(self.port.stale) if self.port is not None else 0.0
