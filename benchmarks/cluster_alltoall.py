@@ -36,6 +36,7 @@ from pathlib import Path
 
 from gradcode.cluster import network
 from gradcode.cluster.control import current_spec
+from gradcode.cluster.mpich import MPICH_ENV
 
 BIN = Path(sys.executable).parent
 RANK = Path(__file__).with_name("alltoall_rank.py")
@@ -47,12 +48,8 @@ TCP_COUNTERS = (
     "TcpActiveOpens",
     "TcpExtTCPSpuriousRtxHostQueues",
 )
-HOST_ENV = {
-    "MPIR_CVAR_CH4_NETMOD": "ofi",
-    "FI_PROVIDER": "tcp",
-    "FI_TCP_IFACE": "lo",
-    "MPIR_CVAR_NOLOCAL": "1",
-}
+#: the cluster's MPICH transport on the host's loopback, shared memory off
+HOST_ENV = {**MPICH_ENV, "FI_TCP_IFACE": "lo", "MPIR_CVAR_NOLOCAL": "1"}
 
 
 def _netstat(prefix: list[str]) -> dict[str, int]:
