@@ -53,6 +53,8 @@ comparison = paths.fill(paths.FIGURE_COMPARISON, "cluster_coded_reduce_n14")
 style.setup()
 setting = load_experiment(experiment)
 paper_speedups = setting.paper.get("speedups", {})
+paper_figure = setting.paper.get("figure", "the paper")
+paper_setting = setting.paper.get("setting", "its setting")
 records = read_runs(runs)
 SKIP = 1  # the first iteration also sets up the connections
 results = {}
@@ -221,8 +223,8 @@ if "CR" in results:
                     paper,
                     float(speedup),
                     "emulated network",
-                    "paper value: Fig. 8's speedup to a target error on EC2 (N = 84, "
-                    "alpha = 1/4); here time per iteration ratio, "
+                    f"paper value: {paper_figure}'s speedup to a target error ({paper_setting}); "
+                    "here time per iteration ratio, "
                     + (f"{name} ahead of CR" if speedup < 1 else "CR ahead")
                     + (" (SGD's iterates differ)" if baseline == "SGD" else ""),
                 )
