@@ -31,6 +31,8 @@ NOTEBOOKS = WORKFLOW / "notebooks"
 FIELDS = ("paper", "item", "quantity", "paper_value", "reproduced", "kind", "note")
 #: where the figures go in the site, beside the pages (a page links them as figures/NAME.png)
 FIGURES = "papers/figures"
+#: the guide's section on the figures' source, from a paper's page
+HOW = "../guide/workflow.md#figures-on-the-paper-pages"
 
 
 def constants(tree: ast.Module) -> dict[str, object]:
@@ -122,22 +124,26 @@ def page_section(
 ) -> str:
     """A page's section: per notebook its figures, then its rows; a page without a single
     figure in ``results`` says so once instead of once per notebook."""
+    any_drawn = any(drawn.get(notebook) for notebook in notebooks)
+    where = figure_pages.where(results, ROOT)
     text = [
         "",
         "## Figures and comparison rows",
         "",
-        f"The figures come from the run in `{figure_pages.where(results, ROOT)}`, each"
-        " captioned with the config and commit that drew it (another run's results folder:"
-        " `GRADCODE_RESULTS_DIR`, see"
-        " [the workflow](../guide/workflow.md#figures-on-the-paper-pages)). The rows are"
-        " generated at build time from the notebooks' `Comparison(...)` calls: the paper's side"
-        " as committed, the reproduced side as the expression the run evaluates (its value is"
-        " in the run's `tables/comparison.csv` and the report).",
+        (
+            f"The figures come from the run in `{where}`, each captioned with the config and"
+            " commit that drew it (another run's results folder: `GRADCODE_RESULTS_DIR`, see"
+            f" [the workflow]({HOW})). "
+            if any_drawn
+            else ""
+        )
+        + "The rows are generated at build time from the notebooks' `Comparison(...)` calls:"
+        " the paper's side as committed, the reproduced side as the expression the run"
+        " evaluates (its value is in the run's `tables/comparison.csv` and the report).",
         "",
     ]
-    any_drawn = any(drawn.get(notebook) for notebook in notebooks)
     if not any_drawn:
-        text.append(figure_pages.no_figures_line(results, ROOT))
+        text.append(figure_pages.no_figures_line(results, ROOT, HOW))
     for notebook in notebooks:
         text += [f"### Notebook `{notebook}`", ""]
         if any_drawn:

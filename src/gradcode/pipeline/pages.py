@@ -120,12 +120,13 @@ def where(results: Path, checkout: str | Path) -> str:
     return folder.relative_to(root).as_posix() if folder.is_relative_to(root) else str(folder)
 
 
-def no_figures_line(results: Path, checkout: str | Path) -> str:
-    """The one visible line of a page none of whose figures a results folder holds."""
+def no_figures_line(results: Path, checkout: str | Path, how: str) -> str:
+    """The one visible line of a page none of whose figures a results folder holds; ``how``
+    links to where the figures' source is explained."""
     return (
         f"**No figures yet**: `{where(results, checkout)}` holds none of this page's figures."
         " Run the workflow (`snakemake`), or set `GRADCODE_RESULTS_DIR` to a run's results"
-        " folder, and build the site again.\n"
+        f" folder, and build the site again ([how]({how})).\n"
     )
 
 
