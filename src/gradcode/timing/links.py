@@ -199,9 +199,7 @@ def fair_finish(
     return finish
 
 
-def equal_flows_finish(
-    ready: np.ndarray, size: float, cap: float, capacity: float
-) -> np.ndarray:
+def equal_flows_finish(ready: np.ndarray, size: float, cap: float, capacity: float) -> np.ndarray:
     """``fair_finish`` for every trial at once when the flows have one ``size`` and one ``cap``
     and none waits for another: ``ready[t, q]`` (``inf``: never) -> finish times, same shape.
 
@@ -260,10 +258,7 @@ def equal_flows_finish(
 def _equal_flows(sizes: np.ndarray, caps: np.ndarray, before: np.ndarray) -> bool:
     """Whether ``equal_flows_finish`` applies: one size, one cap, no flow after another."""
     return bool(
-        sizes.size
-        and np.all(sizes == sizes[0])
-        and np.all(caps == caps[0])
-        and np.all(before < 0)
+        sizes.size and np.all(sizes == sizes[0]) and np.all(caps == caps[0]) and np.all(before < 0)
     )
 
 
