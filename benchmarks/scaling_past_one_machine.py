@@ -11,8 +11,12 @@ Per cluster size:
    once, the same seed and trials as 1.), checked against 1.'s table at 0 ms (the same draws
    must give the same means).
 
-Writes ``OUT/predictions.csv``, ``OUT/cost.csv``, ``OUT/scaling-past-one-machine.png`` and
-prints the page's tables (docs/measurements/scaling-past-one-machine.md) as Markdown.
+3. CR alone on the other regular trees the size allows (``trees_by_depth``: the largest of
+   every depth with at least half the workers), at the smallest and largest latency.
+
+Writes ``OUT/predictions.csv``, ``OUT/trees.csv``, ``OUT/cost.csv``,
+``OUT/scaling-past-one-machine.png`` and prints the page's tables
+(docs/measurements/scaling-past-one-machine.md) as Markdown.
 
     python benchmarks/scaling_past_one_machine.py [--out results/scaling] [--trials 1000]
 """
@@ -81,8 +85,10 @@ def run(
         "tree_workers": tree.workers,
         "schemes": len(scaling.schemes(workers)),
         "build_seconds_in_process": build,
-        "simulate_seconds_in_process_0ms": sum(
-            row["simulate_seconds"] for row in rows if row["latency_ms"] == 0 and "trials" in row
+        "simulate_cpu_seconds_in_process_0ms": sum(
+            row["simulate_cpu_seconds"]
+            for row in rows
+            if row["latency_ms"] == 0 and "trials" in row
         ),
         "not_run": "; ".join(f"{k}: {v}" for k, v in scaling.not_run(workers).items()),
     }
@@ -199,6 +205,23 @@ def markdown(rows: list[dict[str, Any]], costs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def tree_table(trees: list[dict[str, Any]]) -> str:
+    """CR on every depth's tree: workers used, Theorem 1's load, s per iteration."""
+    ends = sorted({row["latency_ms"] for row in trees})
+    lines = [
+        "| N | tree | workers used | load r_CR | " + " | ".join(f"{x:g} ms" for x in ends) + " |",
+        "|" + "---|" * (4 + len(ends)),
+    ]
+    shapes: dict[tuple[int, str], dict[float, dict[str, Any]]] = {}
+    for row in trees:
+        shapes.setdefault((row["workers"], row["tree"]), {})[row["latency_ms"]] = row
+    for (n, tree), found in shapes.items():
+        first = found[ends[0]]
+        times = " | ".join(f"{found[x]['mean_time']:.4g}" for x in ends)
+        lines.append(f"| {n} | {tree} | {first['used_workers']} | {first['load']:.3g} | {times} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("results/scaling"))
@@ -221,10 +244,20 @@ def main() -> None:
         )
         rows += found
         costs.append(cost)
+    trees: list[dict[str, Any]] = []
+    for workers in args.workers:
+        ends = [latencies[0], latencies[-1]]
+        trials = scaling.trials_for(workers, args.trials)
+        for tree in scaling.trees_by_depth(workers):
+            print(f"N = {workers}: CR on {tree.describe()}", file=sys.stderr, flush=True)
+            trees += scaling.predict_tree(workers, tree, ends, trials=trials, seed=args.seed)
+    write_rows(args.out / "trees.csv", trees)
     write_rows(args.out / "predictions.csv", rows)
     write_rows(args.out / "cost.csv", costs)
     figure(rows, costs, args.out / "scaling-past-one-machine.png")
     print(markdown(rows, costs))
+    print()
+    print(tree_table(trees))
 
 
 if __name__ == "__main__":

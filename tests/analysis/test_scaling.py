@@ -90,3 +90,17 @@ def test_cr_times_are_its_trees_transfers(n84):
         at[0.0, "UMW"]["mean_time"] / at[0.0, "CR"]["mean_time"]
     )
     assert at[0.0, "CR"]["tree"] == "(4, 3), s = 1" and at[0.0, "CR"]["used_workers"] == 84
+
+
+def test_other_depths_and_cr_alone_on_them():
+    assert scaling.trees_by_depth(84) == [
+        scaling.TreeShape(8, 2, 2),
+        scaling.TreeShape(4, 3, 1),
+        scaling.TreeShape(2, 5, 1),
+    ]
+    assert [t.L for t in scaling.trees_by_depth(10000)] == [2, 3, 4, 5, 6, 8, 12]
+    assert all(2 * t.workers >= 10000 for t in scaling.trees_by_depth(10000))
+    (row,) = scaling.predict_tree(84, scaling.TreeShape(2, 5, 1), (0.0,), trials=8)
+    assert row["used_workers"] == 62 and row["tree"] == "(2, 5), s = 1" and row["data"] == 6552
+    with pytest.raises(UserError, match=r"predict_tree: \(9, 2\), s = 2 has 90 > 84 workers"):
+        scaling.predict_tree(84, scaling.TreeShape(9, 2, 2), (0.0,), trials=8)

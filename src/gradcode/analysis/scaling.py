@@ -127,6 +127,20 @@ def stragglers_per_parent(n: int, alpha: Fraction = ALPHA) -> int:
     return min(n - 1, max(1, int(n * alpha + Fraction(1, 2))))
 
 
+def trees_by_depth(workers: int) -> list[TreeShape]:
+    """For every depth ``L >= 2``, the regular tree of that depth with the most workers that
+    fit, if it has at least half of them: the other shapes CR could take (``s`` as in
+    ``paper_tree``)."""
+    best: dict[int, tuple[int, int]] = {}
+    for n, L in regular_trees(workers):
+        if 2 * tree_size(n, L) >= workers:
+            best[L] = max(best.get(L, (n, L)), (n, L))
+    return [
+        TreeShape(n, L, stragglers_per_parent(n))
+        for n, L in sorted(best.values(), key=lambda t: t[1])
+    ]
+
+
 def paper_tree(workers: int, alpha: Fraction = ALPHA) -> TreeShape:
     """CR's tree for a cluster of ``workers`` (module docstring): the regular tree of two or
     more layers with the most workers that fit, the deeper on a tie; ``UserError`` below 6."""
@@ -168,7 +182,7 @@ def schemes(workers: int) -> list[dict[str, Any]]:
         {"scheme": "crc", "label": "GC", "params": {"n": workers, "s": S}},
         {"scheme": "ring-allreduce", "label": "RAR", "params": {"n": workers}},
         {"scheme": "ignore-stragglers", "label": "SGD", "params": {"n": workers, "s": S}},
-        {"scheme": "coded-reduce", "label": "CR", "params": tree.params()},
+        _cr(tree),
     ]
     skipped = not_run(workers)
     return [entry for entry in every if entry["label"] not in skipped]
@@ -206,8 +220,9 @@ def predict(
     progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
     """One row per scheme and latency at ``workers`` (``trials`` as given): the mean time per
-    iteration, its interval, CR's speedup over the scheme (``cr_speedup``), and the seconds
-    spent building the codes (``build_seconds``, once) and simulating (``simulate_seconds``)."""
+    iteration, its interval, CR's speedup over the scheme (``cr_speedup``), the seconds spent
+    building the codes (``build_seconds``, once) and the CPU seconds of simulating the scheme
+    (``simulate_cpu_seconds``)."""
     started = time.perf_counter()
     base = load_spec(spec(workers, latencies[0]), origin=f"scaling N={workers}")
     built = time.perf_counter() - started
@@ -218,13 +233,14 @@ def predict(
         one = dataclasses.replace(base, model=model)
         results: list[tuple[ResultRow, float]] = []
         for entry in one.schemes:
-            clock = time.perf_counter()
+            # CPU time: the wall time of one scheme on a shared machine jumps when others run
+            clock = time.process_time()
             (row,) = simulate(dataclasses.replace(one, schemes=(entry,)), trials=trials, seed=seed)
-            results.append((row, time.perf_counter() - clock))
+            results.append((row, time.process_time() - clock))
             if progress is not None:
                 progress(
                     f"N={workers} latency={latency * 1e3:g} ms {row.label}: "
-                    f"{row.mean_time:.4g} s ({results[-1][1]:.2f} s to simulate)"
+                    f"{row.mean_time:.4g} s ({results[-1][1]:.2f} s of CPU to simulate)"
                 )
         cr = next(row.mean_time for row, _ in results if row.label == "CR")
         for row, seconds in results:
@@ -234,6 +250,36 @@ def predict(
                 {"workers": workers, "latency_ms": latency * 1e3, "scheme": label, "note": reason}
             )
     return rows
+
+
+def predict_tree(
+    workers: int,
+    tree: TreeShape,
+    latencies: Sequence[float] = LATENCIES,
+    *,
+    trials: int,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """CR alone on another ``tree`` of a cluster of ``workers`` (its data, its links): one row
+    per latency, as ``predict``'s, to set other shapes beside ``paper_tree``'s."""
+    if tree.workers > workers:
+        raise UserError(f"predict_tree: {tree.describe()} has {tree.workers} > {workers} workers")
+    data = {**spec(workers, latencies[0]), "schemes": [_cr(tree)]}
+    started = time.perf_counter()
+    base = load_spec(data, origin=f"scaling N={workers} tree {tree.describe()}")
+    built = time.perf_counter() - started
+    rows = []
+    for latency in latencies:
+        model = model_from_spec("shared-links", model_parameters(workers, latency))
+        clock = time.process_time()
+        (row,) = simulate(dataclasses.replace(base, model=model), trials=trials, seed=seed)
+        seconds = time.process_time() - clock
+        rows.append(_row(workers, latency, tree, row, row.mean_time, built, seconds))
+    return rows
+
+
+def _cr(tree: TreeShape) -> dict[str, Any]:
+    return {"scheme": "coded-reduce", "label": "CR", "params": tree.params()}
 
 
 def _row(
@@ -260,7 +306,7 @@ def _row(
         "ci_high": row.ci_high,
         "cr_speedup": row.mean_time / cr,
         "build_seconds": built,
-        "simulate_seconds": seconds,
+        "simulate_cpu_seconds": seconds,
     }
 
 
