@@ -104,3 +104,18 @@ def test_other_depths_and_cr_alone_on_them():
     assert row["used_workers"] == 62 and row["tree"] == "(2, 5), s = 1" and row["data"] == 6552
     with pytest.raises(UserError, match=r"predict_tree: \(9, 2\), s = 2 has 90 > 84 workers"):
         scaling.predict_tree(84, scaling.TreeShape(9, 2, 2), (0.0,), trials=8)
+
+
+def test_gradcode_analyze_writes_the_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(scaling, "WORKERS", (84,))
+    monkeypatch.setattr(scaling, "LATENCIES", (0.0, 0.01))
+    out = tmp_path / "scaling.csv"
+    assert (
+        main(["analyze", "coded-reduce-scaling", "--trials", "4", "--quiet", "--out", str(out)])
+        == 0
+    )
+    rows = read_csv(out)
+    assert [(r["latency_ms"], r["scheme"]) for r in rows[:5]] == [
+        ("0", s) for s in ("UMW", "GC", "RAR", "SGD", "CR")
+    ]
+    assert len(rows) == 10 and {r["trials"] for r in rows} == {"4"}

@@ -314,7 +314,10 @@ def compute(*, trials: int, seed: int, progress: Progress) -> Analysis:
     """Every size of ``WORKERS`` at every latency of ``LATENCIES`` (``trials_for`` each)."""
     rows: list[dict[str, Any]] = []
     for workers in WORKERS:
-        rows += predict(workers, trials=trials_for(workers, trials), seed=seed, progress=progress)
+        found = predict(
+            workers, LATENCIES, trials=trials_for(workers, trials), seed=seed, progress=progress
+        )
+        rows += found
     meta = {
         "source": "paper 001 (Reisizadeh et al., ToN 2021), Sections III-C and IV-B",
         "model": "shared-links",
