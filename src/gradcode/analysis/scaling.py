@@ -14,8 +14,8 @@ one ``tc`` for every port) at 100 Mbit/s and a gradient of ``l = 78,125`` float6
 one result message takes exactly ``tc`` on idle links (``FEATURES``). The data set grows with
 the cluster (weak scaling): 78 samples a worker, the paper's ``d = 6552`` on ``N = 84``
 (``SAMPLES_PER_WORKER``), so ``N = 84`` is its EC2 setting and 10,000 workers hold 780,000
-samples. As in the project's runs on the emulated cluster, the master sends every flat
-worker a copy of the model through its link (``download``, ``distribution: isend``), a tree
+samples. As in the project's N = 39 runs on the emulated cluster, the master sends every
+flat worker a copy of the model through its link (``download``, ``distribution: isend``), a tree
 node forwards it to its children, and a ring downloads nothing; results carry the runtime's
 96-byte header. Paper 001's own model leaves the download out.
 
