@@ -1,12 +1,25 @@
-"""Uncoded master-worker: worker ``i`` computes partition ``i``; the master waits for all ``n``."""
+"""Uncoded master-worker: worker ``i`` computes partition ``i``; the master waits for all ``n``.
+
+Aggregable (``capabilities.aggregable``): a robust aggregator (``gradcode.aggregators``) may
+take the ``n`` partial gradients in place of their sum (``aggregation_inputs``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int
+from gradcode.codes.base import (
+    AggregationInputs,
+    Capabilities,
+    LinearCode,
+    MessageKey,
+    NotDecodableError,
+    check_int,
+    plain_inputs,
+)
 from gradcode.codes.completion import CompletionRule
 
 
@@ -14,6 +27,8 @@ class Uncoded(LinearCode):
     """``n`` workers, ``k = n`` partitions, no straggler tolerated (``s = 0``)."""
 
     name = "uncoded"
+    #: each message is its worker's partial gradient: a robust aggregator can take them
+    capabilities: ClassVar[Capabilities] = Capabilities(aggregable=True)
 
     def __init__(self, n: int) -> None:
         self.n = check_int("n", self.name, n, minimum=1)
@@ -52,3 +67,16 @@ class Uncoded(LinearCode):
             )
         used = tuple(range(self.n))
         return used, np.ones((1, self.n))
+
+    def aggregation_inputs(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> AggregationInputs:
+        """The partial gradients in hand, one row each; ``total = n``."""
+        return plain_inputs(self, messages, length)
+
+    def aggregation_count(self) -> int:
+        return self.n
+
+    def aggregation_corrupted(self, liars: Iterable[int]) -> int:
+        """Each liar corrupts its own partial gradient."""
+        return len(set(liars))
