@@ -23,6 +23,7 @@ def test_available_lists_every_scheme_of_the_issue():
         "coded-reduce",
         "draco-repetition",
         "draco-cyclic",
+        "detox",
         "lcc",
         "ring-allreduce",
     }

@@ -4,15 +4,27 @@ The encoding is the ``n x n`` identity, 8 ``n^2`` bytes (800 MB at 10,000 worker
 never stored: ``encoding_matrix`` builds it when asked, and encoding, decoding and the
 condition number (1) do without it (measured at ``n = 10,000``: peak memory of a simulation
 886 MB with it stored, see docs/measurements/scaling-past-one-machine.md).
+
+Aggregable (``capabilities.aggregable``): a robust aggregator (``gradcode.aggregators``) may
+take the ``n`` partial gradients in place of their sum (``aggregation_inputs``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, MessageKey, NotDecodableError, check_int
+from gradcode.codes.base import (
+    AggregationInputs,
+    Capabilities,
+    LinearCode,
+    MessageKey,
+    NotDecodableError,
+    check_int,
+    plain_inputs,
+)
 from gradcode.codes.completion import CompletionRule
 from gradcode.lru import LRUCache
 
@@ -21,6 +33,8 @@ class Uncoded(LinearCode):
     """``n`` workers, ``k = n`` partitions, no straggler tolerated (``s = 0``)."""
 
     name = "uncoded"
+    #: each message is its worker's partial gradient: a robust aggregator can take them
+    capabilities: ClassVar[Capabilities] = Capabilities(aggregable=True)
 
     def __init__(self, n: int) -> None:
         self.n = check_int("n", self.name, n, minimum=1)
@@ -80,3 +94,16 @@ class Uncoded(LinearCode):
             )
         used = tuple(range(self.n))
         return used, np.ones((1, self.n))
+
+    def aggregation_inputs(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> AggregationInputs:
+        """The partial gradients in hand, one row each; ``total = n``."""
+        return plain_inputs(self, messages, length)
+
+    def aggregation_count(self) -> int:
+        return self.n
+
+    def aggregation_corrupted(self, liars: Iterable[int]) -> int:
+        """Each liar corrupts its own partial gradient."""
+        return len(set(liars))
