@@ -11,6 +11,9 @@ A package extends gradcode without forking it by declaring, in its ``pyproject.t
     [project.entry-points."gradcode.attacks"]
     my-attack = "my_package.attacks:MyAttack"
 
+    [project.entry-points."gradcode.aggregators"]
+    my-aggregator = "my_package.aggregators:MyAggregator"
+
 Once the package is installed, the names work everywhere a built-in name does. Discovery is
 lazy (on the first look-up in a process) and never hides a built-in: a plug-in that fails to
 import, is not the kind of class its group takes, or takes a name a built-in (or another
@@ -36,6 +39,8 @@ CODES_GROUP = "gradcode.codes"
 TIMING_MODELS_GROUP = "gradcode.timing_models"
 #: entry-point group of attacks (``gradcode.attacks.Attack`` subclasses)
 ATTACKS_GROUP = "gradcode.attacks"
+#: entry-point group of robust aggregators (``gradcode.aggregators.Aggregator`` subclasses)
+AGGREGATORS_GROUP = "gradcode.aggregators"
 
 
 class PluginError(UserError):

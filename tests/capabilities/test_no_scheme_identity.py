@@ -15,6 +15,10 @@ module compares with an attack's name or checks ``isinstance`` against an attack
 runtime, the simulator and ``verify`` ask an attack what it declares (``omniscient``,
 ``honest_needed``).
 
+Robust aggregators (``gradcode.aggregators``) likewise: outside ``gradcode/aggregators/`` no
+module compares with an aggregator's name or checks ``isinstance`` against an aggregator
+class; the runtime and the plan ask what it declares (``tolerates``, ``refusal``).
+
 Allowed: naming a scheme to *build* it (a preset's list of schemes to compare, an analysis of
 one paper's construction), which is data, not dispatch; and the figure notebooks, which select
 rows of result tables by their ``scheme`` column to draw one paper's figure.
@@ -29,7 +33,7 @@ from pathlib import Path
 import pytest
 
 import gradcode
-from gradcode import attacks
+from gradcode import aggregators, attacks
 from gradcode.codes import GradientCode, LinearCode, TreeCode, available, scheme_class
 from tests.helpers.literals import literal_names
 
@@ -49,6 +53,8 @@ SCHEME_ONLY = {
 } - INTERFACE
 ATTACKS = set(attacks.available())
 ATTACK_CLASSES = {attacks.attack_class(name).__name__ for name in ATTACKS}
+AGGREGATORS = set(aggregators.available())
+AGGREGATOR_CLASSES = {aggregators.aggregator_class(name).__name__ for name in AGGREGATORS}
 GENERIC_FLOORS = (
     "train",
     "sim",
@@ -76,9 +82,10 @@ def _tree(path: Path) -> ast.AST | None:
         return None  # Snakemake syntax: checked by the text rules below
 
 
-def _attack_sources() -> list[Path]:
-    """Every module but the attacks' own, the workflow's Python and Snakemake files."""
-    files = [p for p in PACKAGE.rglob("*.py") if "attacks" not in p.relative_to(PACKAGE).parts]
+def _attack_sources(room: str = "attacks") -> list[Path]:
+    """Every module but those of ``room`` (``gradcode/<room>/``), the workflow's Python and
+    Snakemake files."""
+    files = [p for p in PACKAGE.rglob("*.py") if room not in p.relative_to(PACKAGE).parts]
     files += [
         *sorted((REPO / "workflow").rglob("*.py")),
         *sorted((REPO / "workflow").rglob("*.smk")),
@@ -86,14 +93,21 @@ def _attack_sources() -> list[Path]:
     return [*files, REPO / "Snakefile"]
 
 
-def _attack_violations(path: Path) -> list[str]:
+def _attack_violations(
+    path: Path,
+    names_of: set[str] = ATTACKS,
+    classes_of: set[str] = ATTACK_CLASSES,
+    kind: str = "attack",
+) -> list[str]:
+    """Comparisons with a name of ``names_of`` and ``isinstance`` against ``classes_of``
+    (attacks by default; aggregators with their sets)."""
     tree = _tree(path)
     where = path.relative_to(REPO)
     if tree is None:
         text = path.read_text()
         return [
-            f"{where}: compares with attack name {name!r}"
-            for name in sorted(ATTACKS)
+            f"{where}: compares with {kind} name {name!r}"
+            for name in sorted(names_of)
             for quote in ('"', "'")
             if f"== {quote}{name}{quote}" in text or f"!= {quote}{name}{quote}" in text
         ]
@@ -103,17 +117,21 @@ def _attack_violations(path: Path) -> list[str]:
             names: set[str] = set()
             for side in (node.left, *node.comparators):
                 names |= literal_names(side)
-            if names & ATTACKS:
+            if names & names_of:
                 found.append(
-                    f"{where}:{node.lineno}: compares with attack {sorted(names & ATTACKS)}"
+                    f"{where}:{node.lineno}: compares with {kind} {sorted(names & names_of)}"
                 )
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
                 classes = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
                 classes |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
-                if classes & ATTACK_CLASSES:
-                    found.append(f"{where}:{node.lineno}: isinstance of {classes & ATTACK_CLASSES}")
+                if classes & classes_of:
+                    found.append(f"{where}:{node.lineno}: isinstance of {classes & classes_of}")
     return found
+
+
+def _aggregator_violations(path: Path) -> list[str]:
+    return _attack_violations(path, AGGREGATORS, AGGREGATOR_CLASSES, "aggregator")
 
 
 def _violations(path: Path) -> list[str]:
@@ -199,3 +217,27 @@ def test_the_attack_rules_see_what_they_look_for():
 @pytest.mark.parametrize("path", _attack_sources(), ids=lambda p: str(p.relative_to(REPO)))
 def test_no_module_outside_attacks_branches_on_an_attack(path):
     assert _attack_violations(path) == []
+
+
+def test_the_aggregator_rules_see_what_they_look_for():
+    """The checker on aggregators: a comparison with an aggregator's name and an isinstance
+    are caught."""
+    assert {"median", "trimmed-mean", "multi-krum", "geometric-median", "bulyan"} <= AGGREGATORS
+    sample = PACKAGE / "train" / "_aggregator_probe_for_test.py"
+    sample.write_text(
+        "from gradcode.aggregators.krum import MultiKrum\n"
+        "def f(config, aggregator):\n"
+        "    return config.name == 'bulyan' or isinstance(aggregator, MultiKrum)\n"
+    )
+    try:
+        kinds = {line.split(": ", 1)[1].split()[0] for line in _aggregator_violations(sample)}
+    finally:
+        sample.unlink()
+    assert kinds == {"compares", "isinstance"}
+
+
+@pytest.mark.parametrize(
+    "path", _attack_sources("aggregators"), ids=lambda p: str(p.relative_to(REPO))
+)
+def test_no_module_outside_aggregators_branches_on_an_aggregator(path):
+    assert _aggregator_violations(path) == []

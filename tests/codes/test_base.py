@@ -23,6 +23,7 @@ def test_available_lists_every_scheme_of_the_issue():
         "coded-reduce",
         "draco-repetition",
         "draco-cyclic",
+        "detox",
         "lcc",
         "ring-allreduce",
     }
@@ -174,3 +175,19 @@ def test_baselines_hypothesis(n, s, length):
     alive = sorted(rng.choice(n, size=n - s, replace=False))
     got = sgd.decode({i: sgd.encode(i, partials[[i]]) for i in alive}, length)
     np.testing.assert_allclose(got, independent_sum(partials[alive]), rtol=1e-12, atol=1e-12)
+
+
+def test_uncoded_keeps_no_identity_matrix():
+    """8 n^2 bytes at n workers (800 MB at 10,000): built when asked for, never stored."""
+    code = build("uncoded", n=20000)
+    assert all(getattr(value, "nbytes", 0) < 10**6 for value in vars(code).values()), (
+        "an n x n array is stored"
+    )
+    small = build("uncoded", n=4)
+    np.testing.assert_array_equal(small.encoding_matrix()[:, :, 0], np.eye(4))
+    partials = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(small.encode(1, partials[:1]), partials[0])
+    messages = {w: np.full(3, float(w)) for w in range(4)}
+    result = small.decode_result(messages, 3)
+    np.testing.assert_allclose(result.gradient, [6.0, 6.0, 6.0])
+    assert result.condition == 1.0

@@ -85,6 +85,35 @@ class Clash(Zero):
     name = "noise"
 '''
 
+AGGREGATORS = '''"""Aggregators of the fake distribution."""
+
+import numpy as np
+
+from gradcode.aggregators import Aggregate, Aggregator
+
+
+class FirstOf(Aggregator):
+    """Takes the first input (tolerates none): a toy that still declares what it needs."""
+
+    name = "toy-first"
+
+    def tolerates(self, n):
+        return 0
+
+    def refusal(self, n):
+        return None if n >= 2 else f"aggregator {self.name} needs n >= 2 (got n={n})"
+
+    def error_bound(self, honest, n):
+        return float(np.abs(honest - honest.mean(axis=0)).max())
+
+    def _aggregate(self, inputs):
+        return Aggregate(inputs[0].copy(), selected=(0,))
+
+
+class Clash(FirstOf):
+    name = "median"
+'''
+
 ENTRY_POINTS = """\
 [gradcode.codes]
 toy-replica = fakeplug.codes:ToyReplica
@@ -101,6 +130,10 @@ broken-model = fakeplug.missing:Nothing
 [gradcode.attacks]
 toy-zero = fakeplug.attacks:Zero
 noise = fakeplug.attacks:Clash
+
+[gradcode.aggregators]
+toy-first = fakeplug.aggregators:FirstOf
+median = fakeplug.aggregators:Clash
 """
 
 #: plug-in names that must be refused, with a fragment of the reason each gets
@@ -122,6 +155,7 @@ def make_distribution(root: Path) -> Path:
     (package / "codes.py").write_text(CODES)
     (package / "timing.py").write_text(TIMING)
     (package / "attacks.py").write_text(ATTACKS)
+    (package / "aggregators.py").write_text(AGGREGATORS)
     info = root / "fakeplug-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 0.1\n")

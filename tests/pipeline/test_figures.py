@@ -12,6 +12,7 @@ from gradcode.pipeline.figures import (
     RegistryError,
     check_notebooks,
     load_registry,
+    registered_figures,
     wanted_files,
 )
 from gradcode.pipeline.runs import collect_runs
@@ -37,6 +38,21 @@ def test_every_notebook_has_a_figure_and_every_figure_a_notebook():
         check_notebooks(load_registry(REGISTRY, SCHEMA), [n for n in NOTEBOOKS if n != "stability"])
 
 
+def test_every_notebook_has_one_documentation_page_and_every_figure_its_notebook():
+    registry = load_registry(REGISTRY, SCHEMA)
+    figures = registered_figures(registry)
+    assert figures["stability"] == "stability" and figures["ye_abbe_fit"] == "timing_fit"
+    assert figures["training"] == "training" and set(figures.values()) == set(NOTEBOOKS)
+    pages = {path.stem for path in (ROOT / "docs" / "papers").glob("*.md")}
+    assert set(registry["pages"].values()) <= pages
+    del registry["pages"]["stability"]
+    with pytest.raises(RegistryError, match=r"no documentation page for notebooks \['stability'\]"):
+        check_notebooks(registry, NOTEBOOKS)
+    registry["pages"] |= {"stability": "003-binary", "gone": "index"}
+    with pytest.raises(RegistryError, match=r"pages names notebooks that do not exist: \['gone'\]"):
+        check_notebooks(registry, NOTEBOOKS)
+
+
 @pytest.mark.parametrize("config_name", ["config.yaml", "paper.yaml"])
 def test_the_default_and_paper_configs_draw_every_registered_figure(config_name):
     table, wanted = _table(config_name)
@@ -48,7 +64,7 @@ def test_the_default_and_paper_configs_draw_every_registered_figure(config_name)
 def test_a_smaller_config_names_each_figure_it_leaves_out():
     table, wanted = _table("smoke.yaml")
     left = table.left_out(wanted)
-    assert left["coded_reduce_fig2"] == "results/sim/coded-reduce.csv"
+    assert left["coded_reduce_theorems"] == "results/analysis/coded-reduce-loads.csv"
     assert set(left).isdisjoint(table.active(wanted))
     assert set(left) | set(table.active(wanted)) == set(table.inputs)
 

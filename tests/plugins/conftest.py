@@ -3,6 +3,7 @@ import warnings
 import pytest
 
 from gradcode import timing
+from gradcode.aggregators import registry as aggregator_registry
 from gradcode.attacks import registry as attack_registry
 from gradcode.codes import registry
 from tests.helpers.plugins import make_distribution
@@ -12,6 +13,7 @@ def _forget_plugins():
     registry.PLUGINS.reset()
     timing.PLUGINS.reset()
     attack_registry.PLUGINS.reset()
+    aggregator_registry.PLUGINS.reset()
 
 
 @pytest.fixture

@@ -153,3 +153,38 @@ def test_a_plugin_attack_serves_verify_and_run_files_and_cannot_take_a_built_in_
         "adversaries": {"workers": [0, 4], "attack": "toy-zero"},
     }
     assert parse_config(run).adversaries.plan().attack().name == "toy-zero"
+
+
+def test_a_plugin_aggregator_serves_run_files_and_cannot_take_a_built_in_name(fakeplug):
+    import warnings
+
+    import numpy as np
+    import pytest as _pytest
+
+    from gradcode import aggregators
+    from gradcode.runfile.config import ConfigError, parse_config
+    from gradcode.runfile.plan import build_plan
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert "toy-first" in aggregators.available()
+    assert any(
+        "plug-in 'median'" in str(w.message) and "built-in" in str(w.message) for w in caught
+    )
+    assert aggregators.source("toy-first") == "plug-in fakeplug 0.1"
+    assert aggregators.source("median") == "built-in"
+    toy = aggregators.build("toy-first")
+    assert toy.aggregate(np.arange(6.0).reshape(3, 2)).selected == (0,)
+    run = {
+        "iterations": 2,
+        "data": {"prepared": "/nowhere"},
+        "model": {"kind": "logistic"},
+        "scheme": {"name": "uncoded", "params": {"n": 1}},
+        "optimizer": {"step": 0.5},
+        "aggregator": {"name": "toy-first"},
+    }
+    refused = r"^aggregator.params: aggregator toy-first needs n >= 2"
+    with _pytest.raises(ConfigError, match=refused):
+        build_plan(parse_config(run))
+    run["scheme"]["params"] = {"n": 3}
+    assert build_plan(parse_config(run)).config.aggregator.build().name == "toy-first"

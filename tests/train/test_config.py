@@ -84,7 +84,10 @@ def test_minimal_run_gets_the_documented_defaults():
             {"stragglers": {"persistent": [0, 1]}},
             "stragglers.persistent: frc {'n': 4, 's': 1} cannot decode without workers [0, 1]",
         ),
-        ({"adversaries": {"workers": [1]}}, "adversaries.workers: only scheme draco-cyclic, "),
+        (
+            {"adversaries": {"workers": [1]}},
+            "adversaries.workers: only scheme detox, draco-cyclic, ",
+        ),
         (
             {"scheme": {"name": "lcc", "params": {"n": 5, "k": 2}}},
             "scheme.name: lcc codes the data and is exact for linear regression only",

@@ -121,6 +121,32 @@ def test_profiles_dry_run_the_smoke_config(tmp_path, profile):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_each_figure_records_the_config_files_that_drew_it(tmp_path):
+    """Rule figure runs gradcode.pipeline.provenance after its notebook, with the config files
+    (relative to the checkout) and --config values as its parameter."""
+    result = _snakemake(
+        "--dry-run",
+        "--printshellcmds",
+        "--cores",
+        "1",
+        "--configfile",
+        str(ROOT / "config" / "smoke.yaml"),
+        "--directory",
+        str(tmp_path),
+        "--config",
+        'data={"stand_ins": "auto"}',
+        "--",
+        "results/figures/stability.png",
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert (
+        "python -m gradcode.pipeline.provenance results/figures/stability.json --figure stability"
+        f" --notebook {ROOT}/workflow/notebooks/stability.py --config config/smoke.yaml"
+        """ --overrides '{"data": {"stand_ins": "auto"}}'"""
+    ) in out
+
+
 @pytest.mark.parametrize(
     "config, message",
     [

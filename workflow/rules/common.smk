@@ -34,6 +34,7 @@ from gradcode.pipeline.resources import (
     runtime_minutes,
 )
 from gradcode.pipeline.latency import latency_runs
+from gradcode.pipeline.provenance import applied_config_files, provenance_arguments
 from gradcode.pipeline.runs import collect_runs
 from gradcode.pipeline.specs import collect_specs
 from gradcode.pipeline.stand_ins import resolve_data
@@ -277,6 +278,19 @@ def figure_caption(wildcards):
         if summaries([run])[0] in files
     }
     return _CAPTIONS[figure].text(figure, _FIGURES.notebooks[figure], trained_on)
+
+
+#: gradcode.pipeline.provenance's options (the figure rule's parameter): this invocation's
+#: config files in the order they applied, relative to the checkout, and its --config values
+FIGURE_PROVENANCE = provenance_arguments(
+    applied_config_files(
+        workflow.configfiles,
+        workflow.overwrite_configfiles,
+        workflow.config_settings.replace_workflow_config,
+        workflow.basedir,
+    ),
+    dict(workflow.config_settings.config),
+)
 
 
 def figure_notebook(wildcards):

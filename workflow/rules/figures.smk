@@ -1,6 +1,7 @@
 # Stage: figures. Each notebook (jupytext py:percent, with a `parameters` cell) is run by
 # papermill with the python3 kernel; it saves a PNG and its paper-versus-reproduced rows. The
-# executed notebook is kept beside the figure.
+# executed notebook is kept, and beside the figure the config files and commit that drew it
+# (gradcode.pipeline.provenance; the documentation's paper pages caption figures with it).
 
 
 rule figure:
@@ -13,6 +14,7 @@ rule figure:
             caption="../report/figure.rst",
             category="Figures",
         ),
+        provenance=paths.FIGURE_PROVENANCE,
         notebook=paths.FIGURE_NOTEBOOK,
         comparison=paths.FIGURE_COMPARISON,
     log:
@@ -23,12 +25,18 @@ rule figure:
         parameters=papermill_parameters,
         # the report's caption (workflow/report/captions.yaml), rendered by figure.rst
         caption=figure_caption,
+        # the config files recorded beside the figure; the commit is read by the job, since
+        # a changed parameter reruns a job and a commit would redraw every figure
+        provenance=FIGURE_PROVENANCE,
     shell:
         "jupytext --to ipynb --set-kernel python3 -o {output.notebook}.source.ipynb"
         " {input.notebook} > {log} 2>&1"
         " && papermill --log-level WARNING -k python3 {output.notebook}.source.ipynb"
         " {output.notebook} {params.parameters} >> {log} 2>&1"
         " && rm {output.notebook}.source.ipynb"
+        " && python -m gradcode.pipeline.provenance {output.provenance}"
+        " --figure {wildcards.figure} --notebook {input.notebook} {params.provenance}"
+        " >> {log} 2>&1"
 
 
 rule comparison_table:

@@ -16,6 +16,10 @@ ANALYSES: dict[str, tuple[str, str]] = {
         "paper 003: decoding cost versus Tandon's table search, exactness as n grows",
     ),
     "coded-reduce-loads": ("coded_reduce_loads", "paper 001 Theorem 1: optimal load r_CR"),
+    "coded-reduce-scaling": (
+        "scaling",
+        "paper 001's schemes at N = 84, 1,000, 10,000 on shared links, 0-50 ms latency",
+    ),
     "coded-reduce-digits": (
         "coded_reduce_digits",
         "paper 001 Fig. 13 method (simulated cluster) on scikit-learn's digits",

@@ -4,6 +4,7 @@ See ``gradcode.codes.base`` for the interface and the shapes it uses.
 """
 
 from gradcode.codes.base import (
+    AggregationInputs,
     Capabilities,
     DecodeResult,
     GradientCode,
@@ -18,6 +19,7 @@ from gradcode.codes.tree import MASTER, TreeCode
 
 __all__ = [
     "MASTER",
+    "AggregationInputs",
     "Capabilities",
     "CompletionRule",
     "DecodeResult",

@@ -133,6 +133,12 @@ class Capabilities:
     ``message``
         ``"vector"``: a message is a vector of ``message_length(l)`` numbers; ``"matrix"``: a
         matrix, flattened to that many numbers on the wire.
+    ``aggregable``
+        ``aggregation_inputs`` hands the master one value per group of partitions in hand (the
+        workers' own partial gradients, or a vote per replica group) whose sum over all groups
+        is the gradient, so a robust aggregator (``gradcode.aggregators``) can replace the
+        decoder's sum; ``aggregation_count`` and ``aggregation_corrupted`` say how many values
+        and how many of them given liars can corrupt. Only ``flat`` codes.
     """
 
     topology: str = "flat"
@@ -140,12 +146,15 @@ class Capabilities:
     corrects_adversaries: bool = False
     estimates_error: bool = False
     message: str = "vector"
+    aggregable: bool = False
 
     def __post_init__(self) -> None:
         if self.topology not in TOPOLOGIES:
             raise ValueError(f"capabilities: topology must be one of {TOPOLOGIES}")
         if self.message not in MESSAGE_KINDS:
             raise ValueError(f"capabilities: message must be one of {MESSAGE_KINDS}")
+        if self.aggregable and self.topology != "flat":
+            raise ValueError("capabilities: only a flat code can be aggregable")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -154,6 +163,7 @@ class Capabilities:
             "corrects_adversaries": self.corrects_adversaries,
             "estimates_error": self.estimates_error,
             "message": self.message,
+            "aggregable": self.aggregable,
         }
 
 
@@ -174,6 +184,22 @@ class DecodeResult:
     condition: float = float("nan")
     adversaries: tuple[MessageKey, ...] = ()
     error_estimate: float | None = None
+
+
+@dataclass(frozen=True)
+class AggregationInputs:
+    """What an ``aggregable`` code hands a robust aggregator instead of a sum.
+
+    ``values``: ``(count, length)``, one row per group of partitions in hand; ``keys``: the
+    message keys behind each row; ``total``: how many groups the gradient sums, so ``total``
+    times the mean of the honest rows is the gradient (the factor from an aggregator's mean
+    estimate to the sum the exact path decodes); ``adversaries``: keys a vote outvoted.
+    """
+
+    values: np.ndarray
+    keys: tuple[tuple[MessageKey, ...], ...]
+    total: int
+    adversaries: tuple[MessageKey, ...] = ()
 
 
 class GradientCode(ABC):
@@ -334,6 +360,21 @@ class GradientCode(ABC):
     def min_responders(self) -> int:
         """Smallest number of workers whose messages can suffice in the worst case."""
         return self.n - self.s
+
+    # -- robust aggregation (capabilities.aggregable) -----------------------------------------
+    def aggregation_inputs(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> AggregationInputs:
+        """The values a robust aggregator takes from ``messages`` (``AggregationInputs``)."""
+        raise NotImplementedError(f"{self.name} does not declare capabilities.aggregable")
+
+    def aggregation_count(self) -> int:
+        """Fewest values ``aggregation_inputs`` gives from a decodable set of messages."""
+        raise NotImplementedError(f"{self.name} does not declare capabilities.aggregable")
+
+    def aggregation_corrupted(self, liars: Iterable[int]) -> int:
+        """How many of those values the workers ``liars`` can corrupt at most."""
+        raise NotImplementedError(f"{self.name} does not declare capabilities.aggregable")
 
     def completion_rule(self) -> CompletionRule | None:
         """The decodability rule as groups of message keys and counts (``CompletionRule``:
@@ -518,6 +559,19 @@ def message_vectors(
             )
         vectors.append(vector)
     return vectors
+
+
+def plain_inputs(
+    code: GradientCode, messages: Mapping[MessageKey, np.ndarray], length: int
+) -> AggregationInputs:
+    """``AggregationInputs`` of a code whose every message is one partition's partial gradient
+    (worker ``i`` sends partition ``i``): the messages in key order, ``total = k``."""
+    keys = sorted(messages)
+    if not keys:
+        raise NotDecodableError(f"{code.name}: no messages to aggregate", needed=1)
+    vectors = message_vectors(code.name, messages, keys, code.message_length(length))
+    values = np.stack(vectors)[:, :length]
+    return AggregationInputs(values, tuple((key,) for key in keys), code.k)
 
 
 def linear_combination(

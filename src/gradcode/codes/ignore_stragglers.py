@@ -4,20 +4,29 @@ Uncoded assignment (worker ``i`` holds partition ``i``); the master sums the mes
 first ``n - s`` workers and drops the rest, so the result is only an estimate of the gradient
 whenever a worker is missing. With ``rescale=True`` the sum is multiplied by ``n / |R|``, which
 makes it an unbiased estimate when the missing workers are a uniformly random subset.
+
+Aggregable (``capabilities.aggregable``): a robust aggregator (``gradcode.aggregators``) may
+take the ``n - s`` partial gradients in hand in place of their sum; its estimate of their
+honest mean times ``n`` is then the gradient (what ``rescale=True`` does for the sum).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from typing import ClassVar
 
 import numpy as np
 
 from gradcode.codes.base import (
+    AggregationInputs,
+    Capabilities,
     DecodeResult,
     GradientCode,
+    MessageKey,
     NotDecodableError,
     check_int,
     order_statistic,
+    plain_inputs,
     require,
 )
 from gradcode.codes.completion import CompletionRule
@@ -26,6 +35,8 @@ from gradcode.codes.completion import CompletionRule
 class IgnoreStragglers(GradientCode):
     name = "ignore-stragglers"
     exact = False
+    #: each message is its worker's partial gradient: a robust aggregator can take them
+    capabilities: ClassVar[Capabilities] = Capabilities(aggregable=True)
 
     def __init__(self, n: int, s: int, rescale: bool = False) -> None:
         self.n = check_int("n", self.name, n, minimum=1)
@@ -72,3 +83,16 @@ class IgnoreStragglers(GradientCode):
         if self.rescale:
             total *= self.n / len(messages)
         return DecodeResult(total[:length], used)
+
+    def aggregation_inputs(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> AggregationInputs:
+        """The partial gradients in hand, one row each; ``total = n``."""
+        return plain_inputs(self, messages, length)
+
+    def aggregation_count(self) -> int:
+        return self.n - self.s
+
+    def aggregation_corrupted(self, liars: Iterable[int]) -> int:
+        """Each liar corrupts its own partial gradient."""
+        return len(set(liars))

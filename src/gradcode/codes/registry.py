@@ -31,6 +31,7 @@ SCHEMES: dict[str, str] = {
     "ring-allreduce": "ring_allreduce:RingAllReduce",
     "draco-repetition": "draco_repetition:DracoRepetition",
     "draco-cyclic": "draco_cyclic:DracoCyclic",
+    "detox": "detox:Detox",
 }
 
 

@@ -2,8 +2,9 @@
 
 The registry is data (``workflow/figures.yaml``, checked against its JSON schema): every
 figure's notebook and the files it reads, the figure drawn from the run files, the one drawn
-from the simulation specs' tables, the figures of each experiment, and those of a config's
-``cluster`` section (the emulated cluster; only for configs that have one). A file is named
+from the simulation specs' tables, the figures of each experiment, those of a config's
+``cluster`` section (the emulated cluster; only for configs that have one), and the
+documentation page of each notebook's figures and rows (``pages``). A file is named
 as a path of ``gradcode.pipeline.paths`` (``paths.NAME``, or ``paths.NAME(argument, ...)`` for
 a template, its fields filled in order: ``resolve_path``). ``FigureTable.build``
 adds the runs a config trains; ``active`` lists the figures whose inputs the config asks for
@@ -183,13 +184,23 @@ def wanted_files(
     return wanted
 
 
+def registered_figures(registry: Mapping[str, Any]) -> dict[str, str]:
+    """Every figure the registry names -> its notebook, in the registry's order (a config's
+    experiment the registry does not list draws a figure named as its notebook: not here)."""
+    found = {figure: figure for figure in registry["figures"]}
+    found |= {figure: figure for figure in registry.get("cluster", {})}
+    found |= {registry["training"]: registry["training"]}
+    found |= {registry["simulations"]: registry["simulations"]}
+    for entries in registry["experiments"].values():
+        found |= {entry["figure"]: entry["notebook"] for entry in entries}
+    return found
+
+
 def check_notebooks(registry: Mapping[str, Any], notebooks: Iterable[str]) -> None:
-    """``RegistryError`` unless the registry's notebooks and the notebook files match."""
-    named = set(registry["figures"]) | {registry["training"], registry["simulations"]}
-    named |= set(registry.get("cluster", {}))
-    named |= {
-        entry["notebook"] for entries in registry["experiments"].values() for entry in entries
-    }
+    """``RegistryError`` unless the registry's notebooks and the notebook files match, and
+    each notebook has a documentation page (``pages``: where its figures and rows are shown,
+    so that no notebook goes undocumented)."""
+    named = set(registered_figures(registry).values())
     present = set(notebooks)
     if named - present:
         raise RegistryError(
@@ -198,4 +209,14 @@ def check_notebooks(registry: Mapping[str, Any], notebooks: Iterable[str]) -> No
     if present - named:
         raise RegistryError(
             f"notebooks no figure uses (add them to figures.yaml): {sorted(present - named)}"
+        )
+    unplaced = present - set(registry["pages"])
+    if unplaced:
+        raise RegistryError(
+            f"figures.yaml: pages has no documentation page for notebooks {sorted(unplaced)}"
+        )
+    if set(registry["pages"]) - present:
+        raise RegistryError(
+            "figures.yaml: pages names notebooks that do not exist: "
+            f"{sorted(set(registry['pages']) - present)}"
         )

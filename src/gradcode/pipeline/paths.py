@@ -67,8 +67,10 @@ RECOMMENDED_RUN_ID = "{study}/recommended"
 RECOMMENDED_RUN_FILE = RUN_FILE.format(run=RECOMMENDED_RUN_ID)
 RECOMMENDED_SUMMARY = RUN_SUMMARY.format(run=RECOMMENDED_RUN_ID)
 
-#: a figure, its executed notebook, its paper-versus-reproduced rows; all rows in one table
+#: a figure, the record of the config and commit that drew it (gradcode.pipeline.provenance),
+#: its executed notebook, its paper-versus-reproduced rows; all rows in one table
 FIGURE = f"{RESULTS}/figures/{{figure}}.png"
+FIGURE_PROVENANCE = f"{RESULTS}/figures/{{figure}}.json"
 FIGURE_NOTEBOOK = f"{RESULTS}/notebooks/{{figure}}.ipynb"
 FIGURE_COMPARISON = f"{RESULTS}/tables/compare/{{figure}}.csv"
 COMPARISON_TABLE = f"{RESULTS}/tables/comparison.csv"

@@ -46,6 +46,11 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
         start: int >= 0             # [0] first iteration (0-based)
         stop: int >= 1 | null       # [null: to the end] first iteration not attacked
         every: int >= 1             # [1] attack every `every`-th iteration from start
+    aggregator:                     # [none: the code decodes] codes with
+                                    # capabilities.aggregable (uncoded, ignore-stragglers, ...)
+      name: str                     # a gradcode.aggregators aggregator (built-in or plug-in)
+      params: {key: value}          # [{}] its parameters (trimmed-mean: beta; multi-krum: f, m;
+                                    # geometric-median: tol, max_iter; bulyan: f)
     bandwidth:                      # [none] receiver-side single-port emulation
       bytes_per_second: number > 0  # either this
       vector_seconds: number > 0    # or the seconds one full-length vector takes
@@ -125,6 +130,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradcode.aggregators import Aggregator
+from gradcode.aggregators import available as available_aggregators
+from gradcode.aggregators import build as build_aggregator
 from gradcode.attacks import DEFAULT_ATTACK, AttackPlan
 from gradcode.attacks import available as available_attacks
 from gradcode.duration import Duration, DurationError
@@ -323,6 +331,19 @@ class AdversaryConfig:
 
 
 @dataclass(frozen=True)
+class AggregatorConfig:
+    """The ``aggregator:`` block: a robust aggregator (``gradcode.aggregators``) the master
+    applies to the code's per-group values in place of decoding their sum."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def build(self) -> Aggregator:
+        """The aggregator object (validated; a bad parameter is a one-line error)."""
+        return build_aggregator(self.name, self.params)
+
+
+@dataclass(frozen=True)
 class BandwidthConfig:
     """A single-port receiver: ``bytes_per_second``, or ``vector_seconds`` for one full-length
     vector (``8 l`` bytes), plus ``latency`` per message. Ports charge a message's payload;
@@ -461,6 +482,7 @@ class RunConfig:
     runtime: RuntimeConfig
     network: NetworkConfig | None = None
     faults: FaultsConfig | None = None
+    aggregator: AggregatorConfig | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -479,7 +501,9 @@ class RunConfig:
         relevant = {
             key: self.adversaries.fingerprint_fields() if key == "adversaries" else value
             for key, value in self.as_dict().items()
-            if key
+            # a run without an aggregator keeps the fingerprint it had before they existed
+            if not (key == "aggregator" and value is None)
+            and key
             not in (
                 "name",
                 "output",
@@ -506,6 +530,7 @@ TOP_KEYS = (
     "optimizer",
     "stragglers",
     "adversaries",
+    "aggregator",
     "bandwidth",
     "network",
     "checkpoint",
@@ -550,6 +575,7 @@ def parse_config(raw: Any, *, default_name: str = "run", origin: str | None = No
         runtime=_runtime(top),
         network=_network(top, origin),
         faults=_faults(top),
+        aggregator=_aggregator(top),
     )
 
 
@@ -689,6 +715,20 @@ def _adversaries(top: _Section) -> AdversaryConfig:
         config.plan().attack()
     except UserError as error:
         key = "adversaries.params" if attack in available_attacks() else "adversaries.attack"
+        raise ConfigError(f"{key}: {error}") from None
+    return config
+
+
+def _aggregator(top: _Section) -> AggregatorConfig | None:
+    if not top.has("aggregator"):
+        return None
+    section = top.section("aggregator", ("name", "params"))
+    name = section.string("name")
+    config = AggregatorConfig(name=name, params=section.mapping("params"))
+    try:  # the aggregator's name and parameters, checked here where the key is known
+        config.build()
+    except UserError as error:
+        key = "aggregator.params" if name in available_aggregators() else "aggregator.name"
         raise ConfigError(f"{key}: {error}") from None
     return config
 

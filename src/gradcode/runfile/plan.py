@@ -21,10 +21,15 @@ With ``network`` (real links) the plan emulates no communication: ``bandwidth`` 
 and a straggler model that would inject a link delay or a single port's ``tc``
 (``DelaySource.emulated_comm``) is refused, naming its parameter.
 
-Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``,
-no more of them than its ``a``, and an attack (``adversaries.attack``) the decoding can give
+Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``
+and no more of them than its ``a``, or an ``aggregator`` that tolerates the values they
+corrupt; and an attack (``adversaries.attack``) the decoding can give
 the honest messages it needs (``gradcode.attacks``: an omniscient attack forges from the
 ``min_responders() - len(workers)`` honest messages the master holds at least).
+An ``aggregator`` (``gradcode.aggregators``) needs a code with ``capabilities.aggregable``
+(flat codes whose messages are per-group values: ``uncoded``, ``ignore-stragglers``,
+``detox``) and must accept the ``aggregation_count()`` values it hands over, of which the
+liars corrupt ``aggregation_corrupted(workers)``; each refusal is one line naming the key.
 A code with ``capabilities.message == "matrix"`` needs a data set whose gradient length is a
 square ``d * d`` (``Plan.check_features``, once the data is loaded); its workers send and its
 master receives the ``d x d`` matrices flattened, like any vector, and what the master decodes
@@ -38,6 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gradcode.aggregators import Aggregator
 from gradcode.attacks import honest_floor
 from gradcode.codes import GradientCode, available, build, scheme_class
 from gradcode.optim import Constant, Inverse, Optimizer
@@ -222,16 +228,19 @@ def _check_workers(plan: Plan) -> None:
     overlap = sorted(set(persistent) & set(killed + silent + lost_node))
     if overlap:
         raise ConfigError(f"faults: worker {overlap[0]} is also a persistent straggler")
+    aggregator = _check_aggregator(plan)
     if adversaries:
-        if not code.capabilities.corrects_adversaries:
+        if aggregator is not None:
+            _check_aggregated_liars(plan, aggregator, adversaries)
+        elif not code.capabilities.corrects_adversaries:
             correcting = [
                 name for name in available() if scheme_class(name).capabilities.corrects_adversaries
             ]
             raise ConfigError(
                 f"adversaries.workers: only scheme {', '.join(correcting)} corrects adversaries "
-                f"({code.name} does not)"
+                f"({code.name} does not; an aggregator: block makes an aggregable code robust)"
             )
-        if len(adversaries) > code.a:
+        elif len(adversaries) > code.a:
             raise ConfigError(
                 f"adversaries.workers: {len(adversaries)} adversaries but the code corrects "
                 f"a = {code.a}"
@@ -250,6 +259,40 @@ def _check_workers(plan: Plan) -> None:
                 f"adversaries.attack: {problem} ({code.name} decodes from "
                 f"{code.min_responders()} responders, {len(adversaries)} of them liars)"
             )
+
+
+def _check_aggregator(plan: Plan) -> Aggregator | None:
+    """The run's aggregator (``None``: none), refused in one line for a code that hands it no
+    per-group values or too few of them."""
+    config, code = plan.config.aggregator, plan.code
+    if config is None:
+        return None
+    if not code.capabilities.aggregable:
+        aggregable = [name for name in available() if scheme_class(name).capabilities.aggregable]
+        raise ConfigError(
+            f"aggregator: {config.name} replaces the sum of per-worker values, which only scheme "
+            f"{', '.join(aggregable)} hand over ({code.name}, a {plan.topology} code, decodes "
+            "its own)"
+        )
+    aggregator = config.build()
+    count = code.aggregation_count()
+    problem = aggregator.refusal(count)
+    if problem:
+        raise ConfigError(f"aggregator.params: {problem} ({code.name} hands it {count} values)")
+    return aggregator
+
+
+def _check_aggregated_liars(plan: Plan, aggregator: Aggregator, liars: Iterable[int]) -> None:
+    """``ConfigError`` when the liars can corrupt more of the code's values than the
+    aggregator tolerates (a vote that outvotes them leaves none corrupted)."""
+    code = plan.code
+    count, corrupted = code.aggregation_count(), code.aggregation_corrupted(liars)
+    problem = aggregator.byzantine_refusal(count, corrupted)
+    if problem:
+        raise ConfigError(
+            f"adversaries.workers: {problem} ({code.name} hands it {count} values, "
+            f"{corrupted} of them from workers {sorted(set(liars))})"
+        )
 
 
 def check_world(plan: Plan, size: int) -> None:

@@ -21,6 +21,17 @@ forgery). No byte more crosses the network; the forgery's time is the master's, 
 ``attack_time`` and included in ``decode_time``. The emulated attacker knows the honest
 messages of this decoding, not those of the stragglers still on their way.
 
+Robust aggregation (``aggregator:``, ``gradcode.aggregators``; codes with
+``capabilities.aggregable``): instead of decoding, the master hands the code's per-group values
+(``aggregation_inputs``: the workers' partial gradients, or a vote per replica group) to the
+aggregator, after any omniscient forgery, and steps along ``total`` times its output: the
+aggregator estimates the *mean* of the honest values, the exact path's gradient is their *sum*
+over all ``total`` groups, and ``Session.step`` divides that sum by the training rows as it
+does a decoded one. The aggregation's time is logged as ``aggregate_time`` and included in
+``decode_time``; ``aggregate_selected`` (the workers whose values an aggregator that selects,
+Krum or Bulyan, kept) and ``aggregate`` (its facts, e.g. Weiszfeld's ``iterations`` and
+``converged``) when it reports them.
+
 Per-iteration record (``log.jsonl``; ``Session`` adds ``iteration``, ``time``, ``wall`` and
 the metrics):
 
@@ -60,8 +71,9 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.aggregators import AggregatorError
 from gradcode.attacks import attack_rng
-from gradcode.codes import NotDecodableError
+from gradcode.codes import AggregationInputs, NotDecodableError
 from gradcode.codes.tree import MASTER
 from gradcode.runfile.plan import alive_decodable, collection_choice
 from gradcode.runlogs import nodelog
@@ -140,6 +152,9 @@ class Master:
         attack = self.attacks.attack() if self.attacks.workers else None
         self.forger = attack if attack is not None and attack.omniscient else None
         self.estimates = capabilities.estimates_error
+        aggregator = ctx.plan.config.aggregator
+        #: the robust aggregator that replaces decoding (``None``: the code decodes)
+        self.aggregator = aggregator.build() if aggregator is not None else None
         self.one_clock = ctx.one_clock  # a sender's clock is comparable with ours
         self.distribution = distribution_choice(ctx)
         scatter = self.distribution.way == "scatter"
@@ -528,6 +543,8 @@ class Master:
             began = clock()
             messages = self._forge(messages, t)
             extras["attack_time"] = clock() - began
+        if self.aggregator is not None:
+            return self._aggregate(messages, extras), extras
         result = self.code.decode_result(messages, features)
         if self.reports:
             extras["adversaries"] = sorted(
@@ -536,6 +553,28 @@ class Master:
         if self.estimates:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
+
+    def _aggregate(self, messages: dict[Any, np.ndarray], extras: dict[str, Any]) -> np.ndarray:
+        """The aggregator's estimate of the honest values' mean, scaled to the gradient sum
+        (module docstring); what it reports goes to ``extras``."""
+        assert self.aggregator is not None
+        code = self.code
+        began = clock()
+        inputs: AggregationInputs = code.aggregation_inputs(messages, self.ctx.features)
+        try:
+            result = self.aggregator.aggregate(inputs.values)
+        except AggregatorError as error:  # fewer values than it takes (votes that failed)
+            raise NotDecodableError(str(error), needed=None) from None
+        gradient = result.value * inputs.total
+        extras["aggregate_time"] = clock() - began
+        if result.selected is not None:
+            keys = [key for index in result.selected for key in inputs.keys[index]]
+            extras["aggregate_selected"] = sorted({int(code.worker_of(k)) for k in keys})
+        if result.info:
+            extras["aggregate"] = result.info
+        if self.reports:
+            extras["adversaries"] = sorted({int(code.worker_of(k)) for k in inputs.adversaries})
+        return gradient
 
     def _forge(self, messages: dict[Any, np.ndarray], t: int) -> dict[Any, np.ndarray]:
         """The omniscient attack's messages in place of the liars' honest ones (module

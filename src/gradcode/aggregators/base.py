@@ -1,0 +1,163 @@
+"""The one interface every robust aggregator implements.
+
+An aggregator replaces the master's sum: it takes the values a code hands it, one per
+partition group in hand (``inputs``, shape ``(count, width)``: under ``uncoded`` and
+``ignore-stragglers`` the workers' partial gradients, under ``detox`` the groups' votes), some
+of which may be Byzantine, and returns an estimate of the *mean* of the honest ones. The
+runtime turns that mean into the gradient sum the exact path would have decoded by multiplying
+with the number of groups the gradient sums (``gradcode.codes.AggregationInputs.total``).
+
+Each aggregator declares, for ``n`` inputs, how many Byzantine ones it tolerates
+(``tolerates``), which settings it cannot handle at all (``refusal``: one line naming the
+aggregator, the parameter and the constraint) and a deterministic bound on how far its output
+may be from the honest inputs' mean when no more than ``tolerates(n)`` inputs are Byzantine
+(``error_bound``; the tests check it under every attack of ``gradcode.attacks``). Nothing
+outside ``gradcode.aggregators`` asks which aggregator it is
+(``tests/capabilities/test_no_scheme_identity.py`` enforces it).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gradcode.errors import ParameterError, UserError
+
+
+class AggregatorError(UserError):
+    """An aggregator cannot serve this setting (the line names the aggregator, the parameter
+    and the constraint)."""
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One aggregation: ``value`` (``(width,)``, the estimate of the honest inputs' mean),
+    ``selected`` (indices of the inputs that entered it whole, for aggregators that select:
+    Krum, Bulyan; ``None`` for coordinate-wise ones) and ``info`` (JSON-able facts worth
+    logging, e.g. Weiszfeld's iterations and whether it converged)."""
+
+    value: np.ndarray
+    selected: tuple[int, ...] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Aggregator(ABC):
+    """Base class of the aggregators; subclasses validate their parameters in ``__init__`` (by
+    keyword, like codes and attacks) and implement ``tolerates``, ``error_bound`` and
+    ``_aggregate``."""
+
+    #: the registry's name of the aggregator ("" on the base class: a subclass must set it)
+    name: ClassVar[str] = ""
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that rebuild the aggregator (``build(name, params())``)."""
+        return {}
+
+    @abstractmethod
+    def tolerates(self, n: int) -> int:
+        """How many of ``n`` inputs may be Byzantine with the guarantee of ``error_bound``."""
+
+    def refusal(self, n: int) -> str | None:
+        """Why ``n`` inputs cannot be aggregated with these parameters (``None``: they can)."""
+        if n < 1:
+            return f"aggregator {self.name} needs at least 1 input (got n={n})"
+        return None
+
+    @abstractmethod
+    def error_bound(self, honest: np.ndarray, n: int) -> float:
+        """Largest ``||output - mean(honest)||_2`` when ``honest`` (``(h, width)``) are the
+        honest ones among ``n`` inputs and the other ``n - h <= tolerates(n)`` are anything."""
+
+    @abstractmethod
+    def _aggregate(self, inputs: np.ndarray) -> Aggregate:
+        """The aggregation of ``inputs`` (``(n, width)``, float64, ``refusal(n)`` is None)."""
+
+    def aggregate(self, inputs: np.ndarray) -> Aggregate:
+        """The estimate of the honest inputs' mean from ``inputs`` (``(n, width)``);
+        ``AggregatorError`` (one line) when ``refusal(n)`` says no."""
+        values = np.asarray(inputs, dtype=np.float64)
+        if values.ndim != 2:
+            raise ValueError(
+                f"aggregator {self.name}: inputs must be (n, width), got {values.shape}"
+            )
+        self.require(values.shape[0])
+        return self._aggregate(values)
+
+    # -- refusals ---------------------------------------------------------------------------
+    def byzantine_refusal(self, n: int, byzantine: int) -> str | None:
+        """Why ``byzantine`` of ``n`` inputs are too many, or ``n`` cannot be aggregated."""
+        problem = self.refusal(n)
+        if problem:
+            return problem
+        tolerated = self.tolerates(n)
+        if byzantine > tolerated:
+            return (
+                f"aggregator {self.name} tolerates {tolerated} Byzantine input"
+                f"{'s' * (tolerated != 1)} among n={n} (got {byzantine}: "
+                f"{self.tolerance_rule()})"
+            )
+        return None
+
+    def tolerance_rule(self) -> str:
+        """The constraint behind ``tolerates`` in words (for the refusal line)."""
+        return "its breakdown point"
+
+    def require(self, n: int, byzantine: int = 0, where: str = "") -> None:
+        """``AggregatorError`` (one line, prefixed with ``where``) when ``byzantine`` of ``n``
+        inputs are more than it tolerates or ``n`` cannot be aggregated."""
+        problem = self.byzantine_refusal(n, byzantine)
+        if problem:
+            raise AggregatorError(f"{where}: {problem}" if where else problem)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{key}={value!r}" for key, value in self.params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def spread(honest: np.ndarray) -> np.ndarray:
+    """Per coordinate, the largest distance of an honest input from the honest mean."""
+    return np.abs(honest - honest.mean(axis=0)).max(axis=0)
+
+
+def diameter(honest: np.ndarray) -> float:
+    """The largest distance between two honest inputs (0 for fewer than two)."""
+    if honest.shape[0] < 2:
+        return 0.0
+    squares = (honest * honest).sum(axis=1)
+    d2 = squares[:, None] + squares[None, :] - 2.0 * honest @ honest.T
+    return float(np.sqrt(max(float(d2.max()), 0.0)))
+
+
+def check_count(aggregator: str, name: str, value: Any, *, minimum: int = 0) -> int:
+    """An integer parameter ``>= minimum``; one-line ``ParameterError`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ParameterError(
+            f"aggregator {aggregator} needs an integer {name} (got {name}={value!r})"
+        )
+    if value < minimum:
+        raise ParameterError(
+            f"aggregator {aggregator} needs {name} >= {minimum} (got {name}={value!r})"
+        )
+    return int(value)
+
+
+def check_number(
+    aggregator: str, name: str, value: Any, *, low: float, high: float, closed_high: bool = False
+) -> float:
+    """A finite number in ``[low, high)`` (``[low, high]`` if ``closed_high``); one-line
+    ``ParameterError`` otherwise."""
+    interval = f"[{low:g}, {high:g}{']' if closed_high else ')'}"
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ParameterError(
+            f"aggregator {aggregator} needs a number {name} (got {name}={value!r})"
+        )
+    number = float(value)
+    inside = low <= number <= high if closed_high else low <= number < high
+    if not (np.isfinite(number) and inside):
+        raise ParameterError(
+            f"aggregator {aggregator} needs {name} in {interval} (got {name}={value!r})"
+        )
+    return number
