@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from gradcode.cluster import delay, links, relatency
+from gradcode.cluster import links
+from gradcode.cluster.latency import delay, relatency
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
