@@ -37,6 +37,9 @@ from gradcode.duration import Duration
 BRIDGE_SYSCTL = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
 #: how the delayer is recognised among processes (its module, in its command line)
 MODULE = "gradcode.cluster.latency.delayer"
+#: its module before the cluster had rooms: the delayer of a cluster brought up by an older
+#: checkout is still found, so ``status``, ``latency`` and ``down`` work across the move
+FORMER_MODULES = ("gradcode.cluster.delayer",)
 #: seconds the delayer has to bind its queues, or to take up a new setting
 READY_SECONDS = 20.0
 
@@ -215,7 +218,7 @@ def running(pid: int | None) -> bool:
         state = _stat(pid)[0]
     except (OSError, IndexError):
         return False
-    return state != "Z" and MODULE.encode() in cmdline
+    return state != "Z" and any(name.encode() in cmdline for name in (MODULE, *FORMER_MODULES))
 
 
 def cpu_seconds(pid: int | None) -> float | None:
