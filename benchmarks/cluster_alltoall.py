@@ -34,9 +34,9 @@ import sys
 import time
 from pathlib import Path
 
-from gradcode.cluster import network
 from gradcode.cluster.control import current_spec
-from gradcode.cluster.mpich import MPICH_ENV
+from gradcode.cluster.mpi.mpich import MPICH_ENV
+from gradcode.cluster.network import namespaces
 
 BIN = Path(sys.executable).parent
 RANK = Path(__file__).with_name("alltoall_rank.py")
@@ -118,7 +118,7 @@ def command(where: str, transport: str, ranks: int) -> tuple[list[str], dict[str
 
 def flush_neighbours() -> None:
     for node in current_spec().nodes:
-        network.run(["ip", "-n", node.name, "neigh", "flush", "nud", "permanent"])
+        namespaces.run(["ip", "-n", node.name, "neigh", "flush", "nud", "permanent"])
 
 
 def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[str, str]:
@@ -190,7 +190,7 @@ def main() -> int:
                 out.write(json.dumps(row) + "\n")
     finally:
         if args.arp == "dynamic":
-            network.fill_neighbours(current_spec())
+            namespaces.fill_neighbours(current_spec())
     return 0
 
 

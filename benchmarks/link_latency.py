@@ -4,8 +4,8 @@ setting, TCP at the rate with a latency, and the delayer's CPU per packet.
 Round trips: ``ping -U`` (user to user) from ``gc-node1`` to ``gc-node2``, ``--pings`` of them
 10 ms apart, at each ``--latencies`` value set by ``gradcode cluster latency`` for the length of
 the pings (so one cluster serves every value); a round trip crosses two ports, so it is set
-against twice the latency. TCP: one stream of ``--bytes`` (``gradcode.cluster.probe``) at the
-cluster's own latency, ``--streams`` times, with the delayer's CPU (user and system: its
+against twice the latency. TCP: one stream of ``--bytes`` (``gradcode.cluster.network.probe``)
+at the cluster's own latency, ``--streams`` times, with the delayer's CPU (user and system: its
 verdicts forward the packets in its own context) and packets counted across them from its
 status file, and both cores' load sampled meanwhile.
 
@@ -26,8 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from gradcode.cluster import delay, network, probe
 from gradcode.cluster.control import current_spec
+from gradcode.cluster.latency import delay
+from gradcode.cluster.network import namespaces, probe
 from gradcode.duration import Duration
 
 BIN = Path(sys.executable).parent
@@ -41,7 +42,7 @@ def round_trips(latency: str, pings: int) -> dict:
     interval = max(0.01, 2 * setting / 1e3)
     ping = ["ping", "-U", "-n", "-c", str(pings), "-i", f"{interval:g}", "-W", "1"]
     argv = [str(BIN / "gradcode"), "cluster", "latency", "--latency", latency, "--"]
-    argv += [*network.enter("gc-node1"), *ping, spec.node("gc-node2").address]
+    argv += [*namespaces.enter("gc-node1"), *ping, spec.node("gc-node2").address]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True)
     trips = sorted(float(t) for t in re.findall(r"time=([0-9.]+) ms", done.stdout))
     deciles = statistics.quantiles(trips, n=10)

@@ -9,8 +9,8 @@ theirs), so the question is whether ``n`` links at their rate, at once, fit in t
 
 Here ``k`` workers (``gc-node1`` ... ``gc-nodek``) each send one long TCP stream to the next
 (a ring: every link carries one stream out and one in, nothing but the kernel and one small
-sender and receiver per node, ``gradcode.cluster.probe``); each stream's rate is timed by its
-receiver, and the share of both cores busy (``/proc/stat``, user and system with interrupts:
+sender and receiver per node, ``gradcode.cluster.network.probe``); each stream's rate is timed by
+its receiver, and the share of both cores busy (``/proc/stat``, user and system with interrupts:
 the kernel's packet work) is sampled for a second in the middle of the streams.
 
     gradcode cluster up --nodes 21 --rate 100mbit --master-rate 200mbit --no-slurm
@@ -27,8 +27,8 @@ import subprocess
 import sys
 import time
 
-from gradcode.cluster import network
 from gradcode.cluster.control import current_spec
+from gradcode.cluster.network import namespaces
 from gradcode.cluster.spec import limit_bits
 
 PORT = 5202
@@ -43,7 +43,7 @@ def _cpu() -> tuple[int, int, int]:
 
 
 def _probe(node: str, *args: str, **popen) -> subprocess.Popen:
-    argv = [*network.enter(node), sys.executable, "-m", "gradcode.cluster.probe", *args]
+    argv = [*namespaces.enter(node), sys.executable, "-m", "gradcode.cluster.network.probe", *args]
     return subprocess.Popen(argv, text=True, **popen)
 
 

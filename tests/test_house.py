@@ -1,6 +1,7 @@
 """House rules that a linter does not check: no function in ``src/gradcode`` longer than
-``MAX_FUNCTION_LINES`` (from its ``def`` to its last line), and no import circle among the
-package's modules.
+``MAX_FUNCTION_LINES`` (from its ``def`` to its last line), no import circle among the
+package's modules, and the emulated cluster's rooms (``CLUSTER_ROOMS``) each importing only
+those before it, with nothing outside the cluster importing more of it than ``links``.
 
 An import counts wherever it is written: at module level, inside a function, or under
 ``if TYPE_CHECKING:``. ``import gradcode.x.y`` and ``from gradcode.x.y import name`` import
@@ -21,6 +22,24 @@ from pathlib import Path
 KNOWN_EXCEPTIONS: set[str] = set()
 
 MAX_FUNCTION_LINES = 80
+
+#: ``gradcode.cluster``'s modules and sub-packages in order: each imports only itself and those
+#: before it (``spec`` and ``state`` first, ``cli`` last); a new one must be placed here.
+CLUSTER_ROOMS = [
+    "spec",
+    "state",
+    "during",
+    "network",
+    "latency",
+    "slurm",
+    "mpi",
+    "faults",
+    "links",
+    "control",
+    "cli",
+]
+#: what the rest of the package may import of the cluster (a run reads its links)
+CLUSTER_FACE = {"gradcode.cluster.links"}
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "gradcode"
 
 
@@ -46,6 +65,32 @@ def test_no_import_circle():
     )
     fixed = sorted(name for name in KNOWN_EXCEPTIONS if " <-> " in name and name not in circles)
     assert not fixed, f"no longer a circle, drop from KNOWN_EXCEPTIONS: {fixed}"
+
+
+def test_the_clusters_rooms_import_only_those_before_them():
+    imports = _imports()
+    cluster = "gradcode.cluster"
+    rooms = {m.split(".")[2] for m in imports if m.startswith(f"{cluster}.")}
+    assert rooms == set(CLUSTER_ROOMS), (
+        f"place every module and sub-package of {cluster} in CLUSTER_ROOMS: "
+        f"{sorted(rooms ^ set(CLUSTER_ROOMS))}"
+    )
+    backwards, outside = [], []
+    for module, edges in imports.items():
+        for target, line in edges.items():
+            if not (target == cluster or target.startswith(f"{cluster}.")):
+                continue
+            if not module.startswith(f"{cluster}."):
+                if module != cluster and target not in CLUSTER_FACE:
+                    outside.append(f"{module} imports {target} (line {line})")
+                continue
+            if target == cluster:  # the package's docstring: no room
+                continue
+            room, wanted = module.split(".")[2], target.split(".")[2]
+            if CLUSTER_ROOMS.index(wanted) > CLUSTER_ROOMS.index(room):
+                backwards.append(f"{module} imports {target} (line {line})")
+    assert not backwards, "a room imports one after it:\n" + "\n".join(backwards)
+    assert not outside, f"outside the cluster import only {CLUSTER_FACE}:\n" + "\n".join(outside)
 
 
 def test_the_circle_finder_sees_every_kind_of_import(tmp_path):

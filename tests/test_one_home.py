@@ -3,8 +3,8 @@
 - Output paths: ``gradcode.pipeline.paths``. No rule, notebook, workflow script or the figure
   registry spells a path under ``results/``, and no other module of the package holds one in
   a string (docstrings may say where things go).
-- MPICH on TCP over the emulated cluster's links: ``gradcode.cluster.mpich.MPICH_ENV``; hydra's
-  launcher and the slurm-cluster profile (through ``python -m gradcode.cluster.mpich``) take
+- MPICH on TCP over the emulated cluster's links: ``gradcode.cluster.mpi.mpich.MPICH_ENV``; hydra's
+  launcher and the slurm-cluster profile (through ``python -m gradcode.cluster.mpi.mpich``) take
   it from there, and no file of the source tree sets one of its variables to a value.
 - MPICH's launcher: ``gradcode.launch.mpilib`` (``HYDRA``, looked up by ``hydra()``).
 - The runtime folder of the emulated cluster, and its lock beside it:
@@ -19,7 +19,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from gradcode.cluster.mpich import MPICH_ENV
+from gradcode.cluster.mpi.mpich import MPICH_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "gradcode"
@@ -105,7 +105,7 @@ def _package_strings(text: str, home: Path) -> list[str]:
 
 
 def test_the_mpich_environment_is_set_in_one_place():
-    home = PACKAGE / "cluster" / "mpich.py"
+    home = PACKAGE / "cluster" / "mpi" / "mpich.py"
     setting = re.compile(rf"\b({'|'.join(MPICH_ENV)})\W+({'|'.join(MPICH_ENV.values())})\b")
     spelled = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
@@ -114,7 +114,7 @@ def test_the_mpich_environment_is_set_in_one_place():
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
         if setting.search(line)
     ]
-    assert not spelled, "take it from gradcode.cluster.mpich:\n" + "\n".join(spelled)
+    assert not spelled, "take it from gradcode.cluster.mpi.mpich:\n" + "\n".join(spelled)
 
 
 def test_mpichs_launcher_is_named_and_looked_up_in_one_place():

@@ -1,5 +1,5 @@
-"""The straggling link's scheduler (gradcode.cluster.cut) without root: the plan's checks, the
-ip command, the triggers and that the link is always put back."""
+"""The straggling link's scheduler (gradcode.cluster.faults.cut) without root: the plan's checks,
+the ip command, the triggers and that the link is always put back."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from gradcode.cluster.cut import CutError, complete_lines, link_command, plan_cut, run_cut
+from gradcode.cluster.faults.cut import CutError, complete_lines, link_command, plan_cut, run_cut
 from tests.helpers.runlog import log_writer
 
 
@@ -102,7 +102,7 @@ def test_sigterm_puts_the_link_back_and_is_passed_on(tmp_path):
     record = tmp_path / "cut.json"
     script = (
         "import sys\n"
-        "from gradcode.cluster.cut import plan_cut, run_cut\n"
+        "from gradcode.cluster.faults.cut import plan_cut, run_cut\n"
         "calls = []\n"
         "status = run_cut(plan_cut('gc-node1', 30.0, after=0), "
         "[sys.executable, '-c', 'import time; time.sleep(30)'], sys.argv[1], "

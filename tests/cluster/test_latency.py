@@ -3,12 +3,15 @@ root needed)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from gradcode.cluster import delay, links, relatency
+from gradcode.cluster import links
+from gradcode.cluster.latency import delay, relatency
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
@@ -249,3 +252,18 @@ def test_no_latency_asked_on_a_cluster_without_one_starts_no_delayer(monkeypatch
     status = relatency.run_latency(plan, state.State.load(), ["true"], record)
     assert status == 0 and not started
     assert "none" in __import__("json").loads(record.read_text())["delayer"]
+
+
+@pytest.mark.parametrize("module", [delay.MODULE, *delay.FORMER_MODULES])
+def test_the_delayer_is_found_by_its_module_also_under_its_former_name(module):
+    """A cluster brought up before the delayer's module moved is still brought down."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", module])
+    try:
+        deadline = time.monotonic() + 10
+        while not delay.running(sleeper.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the child has exec'd
+        assert delay.running(sleeper.pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not delay.running(sleeper.pid) and not delay.running(os.getpid())

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from gradcode.cluster import control, delay, network, probe
+from gradcode.cluster import control
+from gradcode.cluster.latency import delay
+from gradcode.cluster.network import namespaces, probe
 from gradcode.cluster.spec import build_spec
 from gradcode.cluster.state import State
 
@@ -42,7 +44,7 @@ def _round_trips(source: str, target: str) -> list[float]:
     address of ``target``."""
     spec = control.current_spec()
     done = subprocess.run(
-        [*network.enter(source), *PING, spec.node(target).address],
+        [*namespaces.enter(source), *PING, spec.node(target).address],
         capture_output=True,
         text=True,
         timeout=60,
@@ -87,7 +89,7 @@ def test_round_trips_match_the_latency(cluster):
 
 def test_cluster_latency_sets_5ms_during_a_command_and_puts_0_5ms_back(cluster, tmp_path):
     record = tmp_path / "latency.json"
-    ping = [*network.enter("gc-node1"), *PING, "10.251.0.12"]
+    ping = [*namespaces.enter("gc-node1"), *PING, "10.251.0.12"]
     done = subprocess.run(
         [GRADCODE, "cluster", "latency", "--latency", "5ms", "--record", str(record), "--", *ping],
         capture_output=True,
@@ -106,7 +108,7 @@ def test_cluster_latency_sets_5ms_during_a_command_and_puts_0_5ms_back(cluster, 
 def test_jitter_spreads_round_trips_within_its_bounds(cluster):
     # 1 ms +- 0.5 ms each way, uniform: round trips from 1 to 3 ms, their middle half about
     # 0.5 ms wide (the sum of two uniform delays), the median near 2 ms
-    ping = [*network.enter("gc-node1"), *PING, "10.251.0.12"]
+    ping = [*namespaces.enter("gc-node1"), *PING, "10.251.0.12"]
     done = subprocess.run(
         [GRADCODE, "cluster", "latency", "--latency", "1ms", "--jitter", "0.5ms", "--", *ping],
         capture_output=True,
@@ -154,7 +156,7 @@ def test_a_killed_delayer_leaves_the_links_undelayed_and_status_says_so(cluster)
 
 def test_down_leaves_no_rule_queue_or_delayer(cluster):
     assert control.down() == []
-    assert delay.leftovers() == [] and network.our_namespaces() == []
+    assert delay.leftovers() == [] and namespaces.our_namespaces() == []
     assert State.load() is None
 
 
@@ -164,7 +166,7 @@ def test_a_cluster_without_latency_gets_a_delayer_only_during_cluster_latency(tm
     control.up(build_spec({"nodes": 3, "rate": "100mbit"}), with_slurm=False)
     try:
         assert control.status()["delayer"] is None
-        ping = [*network.enter("gc-node1"), *PING, "10.251.0.12"]
+        ping = [*namespaces.enter("gc-node1"), *PING, "10.251.0.12"]
         done = subprocess.run(
             [GRADCODE, "cluster", "latency", "--latency", "0.5ms", "--", *ping],
             capture_output=True,
@@ -175,11 +177,11 @@ def test_a_cluster_without_latency_gets_a_delayer_only_during_cluster_latency(tm
         _assert_round_trip([float(t) for t in re.findall(r"time=([0-9.]+) ms", done.stdout)], 0.5)
         # afterwards: no delayer, no rule, round trips without latency
         assert control.status()["delayer"] is None and delay.leftovers() == []
-        rules = network.run(
+        rules = namespaces.run(
             ["nsenter", "--net=/run/netns/gc-switch", "--", "iptables", "-S", "FORWARD"]
         )
         assert "NFQUEUE" not in rules
         assert statistics.median(_round_trips("gc-node1", "gc-node2")) < 0.5
     finally:
         control.down()
-    assert delay.leftovers() == [] and network.our_namespaces() == []
+    assert delay.leftovers() == [] and namespaces.our_namespaces() == []

@@ -1,6 +1,7 @@
 """``gradcode cluster lose``, the cluster's fault-tolerant launcher and the rank that moves to
 its node, without a cluster (the real node loss is in .ci/cluster-smoke: root, SLURM). Signals
-during the command are ``gradcode.cluster.during``'s, tested through ``cut`` (test_cut.py)."""
+during the command are ``gradcode.cluster.during.command``'s, tested through ``cut``
+(test_cut.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ import time
 
 import pytest
 
-from gradcode.cluster import lose, noderank, ulfm
-from gradcode.cluster.during import complete_lines
-from gradcode.cluster.lose import LoseError, kill_node, plan_lose, run_lose, sysctl_command
+from gradcode.cluster.during.command import complete_lines
+from gradcode.cluster.faults import lose
+from gradcode.cluster.faults.lose import LoseError, kill_node, plan_lose, run_lose, sysctl_command
+from gradcode.cluster.mpi import noderank, ulfm
 from tests.helpers.runlog import log_writer
 
 NODES = ["gc-node0", "gc-node1", "gc-node2", "gc-node3"]
@@ -266,7 +268,7 @@ def test_the_relay_carries_a_connection_both_ways_and_ends_with_it():
 
 def test_the_launcher_line_moves_every_rank_and_beats():
     line = ulfm.command(NODES, 4, ["python", "-m", "gradcode.train", "run.yaml"])
-    moved = ["-m", "gradcode.cluster.noderank", "--nodes", ",".join(NODES), "--lifeline", "5"]
+    moved = ["-m", "gradcode.cluster.mpi.noderank", "--nodes", ",".join(NODES), "--lifeline", "5"]
     assert line[-11:-4] == [*moved, "--"]
     longer = ulfm.command(NODES, 4, ["x"], period=1.0, timeout=4.0)
     assert longer[longer.index("--lifeline") + 1] == "8"  # twice the heartbeat timeout

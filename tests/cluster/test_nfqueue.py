@@ -1,5 +1,5 @@
-"""The netfilter queue's netlink messages (gradcode.cluster.nfqueue), byte for byte against the
-kernel's layouts (linux/netlink.h, nfnetlink.h, nfnetlink_queue.h), without root."""
+"""The netfilter queue's netlink messages (gradcode.cluster.latency.nfqueue), byte for byte against
+the kernel's layouts (linux/netlink.h, nfnetlink.h, nfnetlink_queue.h), without root."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gradcode.cluster import nfqueue
+from gradcode.cluster.latency import nfqueue
 
 pytestmark = pytest.mark.skipif(sys.byteorder != "little", reason="expected bytes: little-endian")
 

@@ -39,7 +39,8 @@ def _dry_run(tmp_path: Path, target: str, configfile: str) -> str:
 def test_slurm_cluster_profile_places_one_rank_per_node_on_tcp(tmp_path):
     out = _dry_run(tmp_path, "results/train/smoke-frc/summary.json", "config/cluster-smoke.yaml")
     train = next(line for line in out.splitlines() if "python -m gradcode.train " in line)
-    assert " python -m gradcode.cluster.mpich srun --mpi=pmi2 --ntasks-per-node=1 -n 5 " in train
+    mpi = " python -m gradcode.cluster.mpi.mpich srun --mpi=pmi2 --ntasks-per-node=1 -n 5 "
+    assert mpi in train
     assert "slurm_extra=--ntasks-per-node=1" in out
     assert "slurm_partition=cluster" in out
 
@@ -56,17 +57,17 @@ def test_a_run_that_loses_a_node_is_a_no_kill_job_inside_gradcode_cluster_lose(t
 
 
 def test_the_profiles_wrapper_runs_its_command_with_mpich_on_tcp():
-    from gradcode.cluster.mpich import MPICH_ENV
+    from gradcode.cluster.mpi.mpich import MPICH_ENV
 
     names = sorted(MPICH_ENV)
     show = f"import json, os; print(json.dumps({{k: os.environ.get(k) for k in {names!r}}}))"
     done = subprocess.run(
-        [sys.executable, "-m", "gradcode.cluster.mpich", sys.executable, "-c", show],
+        [sys.executable, "-m", "gradcode.cluster.mpi.mpich", sys.executable, "-c", show],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == MPICH_ENV
     done = subprocess.run(
-        [sys.executable, "-m", "gradcode.cluster.mpich"], capture_output=True, text=True
+        [sys.executable, "-m", "gradcode.cluster.mpi.mpich"], capture_output=True, text=True
     )
     assert done.returncode == 2 and done.stderr.startswith("usage: python -m gradcode.cluster")

@@ -1,5 +1,5 @@
-"""The links at another rate during a command (gradcode.cluster.rerate) without touching a
-namespace: every ``tc`` call goes to a recorder (``network.run`` is replaced), the state file
+"""The links at another rate during a command (gradcode.cluster.network.rerate) without touching a
+namespace: every ``tc`` call goes to a recorder (``namespaces.run`` is replaced), the state file
 to a temporary folder. The checks, which ``tc`` commands are run for which node, and that the
 cluster's own rates always come back."""
 
@@ -14,9 +14,10 @@ import time
 import pytest
 
 from gradcode.cli import main
-from gradcode.cluster import network, rerate, state
-from gradcode.cluster.network import ClusterError, limit_command, tbf
-from gradcode.cluster.rerate import RateError, job_nodes, plan_rates, run_rates
+from gradcode.cluster import state
+from gradcode.cluster.network import namespaces, rerate
+from gradcode.cluster.network.namespaces import ClusterError, limit_command, tbf
+from gradcode.cluster.network.rerate import RateError, job_nodes, plan_rates, run_rates
 from gradcode.cluster.spec import build_spec
 from gradcode.errors import UserError
 from gradcode.rate import Rate
@@ -30,7 +31,7 @@ def calls(monkeypatch, tmp_path):
     """Every ``tc`` argv the code would run (nothing is run); no state file but one in
     ``tmp_path``, whatever cluster is up on this machine."""
     made: list[list[str]] = []
-    monkeypatch.setattr(network, "run", lambda argv, **_: made.append(list(argv)) or "")
+    monkeypatch.setattr(namespaces, "run", lambda argv, **_: made.append(list(argv)) or "")
     monkeypatch.setattr(state, "RUN_DIR", tmp_path / "run")
     monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
     return made
@@ -160,7 +161,7 @@ def test_a_failure_while_setting_restores_only_what_was_changed(monkeypatch, cal
             raise ClusterError("tc failed")
         return ""
 
-    monkeypatch.setattr(network, "run", flaky)
+    monkeypatch.setattr(namespaces, "run", flaky)
     with pytest.raises(ClusterError, match="tc failed"):
         run_rates(plan, EXIT_3, tmp_path / "rate.json")
     # two set, the third failed (replace is atomic: the old qdisc stays), those two restored
@@ -179,7 +180,7 @@ def test_a_failed_restore_tries_every_other_direction_then_says_so(monkeypatch, 
             raise ClusterError("tc qdisc del failed")
         return ""
 
-    monkeypatch.setattr(network, "run", flaky)
+    monkeypatch.setattr(namespaces, "run", flaky)
     with pytest.raises(RateError, match="could not restore 1 of the cluster's rates"):
         run_rates(plan, EXIT_3, tmp_path / "rate.json")
     assert len(calls) == 12
@@ -189,7 +190,7 @@ def test_a_failed_restore_tries_every_other_direction_then_says_so(monkeypatch, 
 
 def test_in_a_slurm_job_only_its_own_nodes_change(monkeypatch, calls):
     assert job_nodes({}) is None and calls == []
-    monkeypatch.setattr(network, "run", lambda argv, **_: calls.append(argv) or "gc-node2\n")
+    monkeypatch.setattr(namespaces, "run", lambda argv, **_: calls.append(argv) or "gc-node2\n")
     assert job_nodes({"SLURM_JOB_NODELIST": "gc-node2"}) == ["gc-node2"]
     assert calls == [["scontrol", "show", "hostnames", "gc-node2"]]
     spec = _spec()
@@ -206,7 +207,7 @@ def test_in_a_slurm_job_only_its_own_nodes_change(monkeypatch, calls):
     ]
     with pytest.raises(UserError, match="no node 'gc-node7'"):
         plan_rates(spec, "25mbit", None, ["gc-node7"])
-    monkeypatch.setattr(network, "run", lambda argv, **_: "")
+    monkeypatch.setattr(namespaces, "run", lambda argv, **_: "")
     with pytest.raises(RateError, match="lists no node"):
         job_nodes({"SLURM_JOB_NODELIST": "gc-node[9]"})
 
@@ -215,11 +216,11 @@ def test_sigterm_is_passed_on_and_the_rates_come_back(tmp_path):
     record, started = tmp_path / "rate.json", tmp_path / "started"
     script = (
         "import sys\n"
-        "from gradcode.cluster import network\n"
-        "from gradcode.cluster.rerate import plan_rates, run_rates\n"
+        "from gradcode.cluster.network import namespaces\n"
+        "from gradcode.cluster.network.rerate import plan_rates, run_rates\n"
         "from gradcode.cluster.spec import build_spec\n"
         "calls = []\n"
-        "network.run = lambda argv, **_: calls.append(argv[4]) or ''\n"
+        "namespaces.run = lambda argv, **_: calls.append(argv[4]) or ''\n"
         "plan = plan_rates(build_spec({'nodes': 2, 'rate': '100mbit'}), '25mbit')\n"
         "sleeper = 'import sys, time; open(sys.argv[1], \"w\").close(); time.sleep(30)'\n"
         "status = run_rates(plan, [sys.executable, '-c', sleeper, sys.argv[2]], sys.argv[1])\n"
@@ -249,7 +250,7 @@ def _up(tmp_path, spec):
 
 
 def test_the_command_line(monkeypatch, calls, tmp_path, capsys):
-    monkeypatch.setattr(network, "require_privileges", lambda: None)
+    monkeypatch.setattr(namespaces, "require_privileges", lambda: None)
     argv = ["cluster", "rate", "--rate", "25mbit", "--master-rate", "50mbit"]
     assert main([*argv, "--", *EXIT_3]) == 2
     assert "no emulated cluster is up" in capsys.readouterr().err
@@ -269,7 +270,7 @@ def test_the_command_line(monkeypatch, calls, tmp_path, capsys):
     calls.clear()
     monkeypatch.setenv("SLURM_JOB_NODELIST", "gc-node1")
     monkeypatch.setattr(
-        network, "run", lambda argv, **_: calls.append(argv) or "gc-node1\n" * (argv[0] != "tc")
+        namespaces, "run", lambda argv, **_: calls.append(argv) or "gc-node1\n" * (argv[0] != "tc")
     )
     assert main([*argv, "--", *EXIT_3]) == 3
     assert calls[0][0] == "scontrol" and len(calls) == 5

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from gradcode.cluster import control, network, probe, slurm
-from gradcode.cluster.launcher import mpiexec_command
-from gradcode.cluster.mpich import MPICH_ENV
+from gradcode.cluster import control, slurm
+from gradcode.cluster.mpi.hydra import mpiexec_command
+from gradcode.cluster.mpi.mpich import MPICH_ENV
+from gradcode.cluster.network import namespaces, probe
 from gradcode.cluster.spec import NODE_IFACE, build_spec
 from gradcode.cluster.state import State
 
@@ -49,7 +50,7 @@ if rank == 0:
 def _slurm_missing() -> str | None:
     try:
         slurm.require_slurm()
-    except network.ClusterError as error:
+    except namespaces.ClusterError as error:
         return str(error)
     if slurm.live_pids("slurmctld") or slurm.live_pids("slurmd"):
         return "another SLURM is running on this machine"
@@ -78,7 +79,7 @@ def cluster():
 
 def _run_on(node: str, argv: list[str], env: dict[str, str] | None = None, timeout=60):
     return subprocess.run(
-        [*network.enter(node), *argv],
+        [*namespaces.enter(node), *argv],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -91,7 +92,7 @@ def test_up_again_is_a_no_op(cluster):
     spec, with_slurm = cluster
     assert control.up(spec, with_slurm=with_slurm) == "already up"
     other = build_spec({"nodes": 4})
-    with pytest.raises(network.ClusterError, match="a cluster with another spec"):
+    with pytest.raises(namespaces.ClusterError, match="a cluster with another spec"):
         control.up(other, with_slurm=with_slurm)
 
 
@@ -232,8 +233,8 @@ def test_a_lost_node_comes_back_after_the_command_with_return(cluster, tmp_path,
 
 
 def _nothing_left() -> None:
-    assert network.leftovers() == []
-    assert not [n for n in network.our_namespaces()]
+    assert namespaces.leftovers() == []
+    assert not [n for n in namespaces.our_namespaces()]
     qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
     assert "tbf" not in qdiscs
     # exited daemons that the init process has not reaped yet (state Z) hold nothing
@@ -260,11 +261,11 @@ def test_down_after_a_killed_up_leaves_nothing():
     )
     try:
         deadline = time.monotonic() + 30
-        while len(network.our_namespaces()) < 3 and time.monotonic() < deadline:
+        while len(namespaces.our_namespaces()) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
         process.send_signal(signal.SIGKILL)
         process.wait()
-        assert network.our_namespaces(), "up finished before it could be killed"
+        assert namespaces.our_namespaces(), "up finished before it could be killed"
     finally:
         control.down()
     _nothing_left()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gradcode.cluster.launcher import MPICH_ENV, launcher_script, mpiexec_command
-from gradcode.cluster.network import neighbour_batch, node_mac, tbf
+from gradcode.cluster.mpi.hydra import MPICH_ENV, launcher_script, mpiexec_command
+from gradcode.cluster.network.namespaces import neighbour_batch, node_mac, tbf
 from gradcode.cluster.slurm import node_memory, slurm_conf, task_prolog
 from gradcode.cluster.spec import (
     ClusterSpec,

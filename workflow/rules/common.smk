@@ -352,7 +352,7 @@ def cluster_link_rates(links):
     """config cluster.links.rates, each checked as gradcode cluster rate will (at DAG
     construction, naming the key), in their canonical spelling (100mbit: a folder's name, and
     12.5MB/s the same rate)."""
-    from gradcode.cluster.rerate import parse_sweep_rate
+    from gradcode.cluster.network.rerate import parse_sweep_rate
 
     rates = []
     for index, rate in enumerate(links.get("rates") or []):

@@ -1,14 +1,26 @@
-"""An emulated multi-node cluster on one machine (root): ``gradcode cluster up|down|status``.
+"""An emulated multi-node cluster on one machine (root): ``gradcode cluster ...`` (``cli``).
 
-It provisions machines that runs then use, and is no part of the runtime (``gradcode.train``):
-network namespaces as nodes, each with its own hostname, address and rate-limited link to a
-switch (``network``), with a latency where asked (``delay``: the switch's netfilter queue
-rules; ``delayer``: the process that holds the packets, over ``nfqueue``'s netlink messages;
-``relatency``: another latency during a command); a multi-node SLURM on them (``slurm``);
-hydra's launcher for runs
-without SLURM (``launcher``); a link probe (``probe``); a state file of everything made, so
-``down`` removes it all, also after a killed ``up`` (``state``; a run reads it only to say
-when its stated links differ from those in force, ``links.stated_links_mismatch``, and
-``links.links_record`` for its summary). The spec (``spec``) is
-validated before anything is made.
+It provisions machines that runs then use, and is no part of the runtime (``gradcode.train``).
+Its rooms, in order, each importing only ``spec``, ``state`` and those before it:
+
+- ``spec``: the validated description of a cluster (nodes, addresses, link rates and
+  latencies), checked before anything is made; ``state``: the state file of everything made,
+  written before it is made, so ``down`` removes it all, also after a killed ``up``;
+- ``during/``: something done to the cluster while a command runs: the trigger, the command,
+  signals passed on, the record;
+- ``network/``: network namespaces as nodes, each with its own hostname, address and
+  rate-limited (tbf) link to a switch, and permanent neighbour entries (``namespaces``); the
+  links at another rate during a command (``rerate``); a link probe (``probe``);
+- ``latency/``: a latency where asked: the switch's netfilter queue rules and the delayer's
+  life (``delay``), the process that holds the packets (``delayer``) over ``nfqueue``'s netlink
+  messages, another latency during a command (``relatency``);
+- ``slurm``: a multi-node SLURM on the nodes;
+- ``mpi/``: MPICH pinned to TCP on the links (``mpich``), hydra's launcher for runs without
+  SLURM (``hydra``), Open MPI with ULFM (``ulfm``) and its ranks moved to their nodes
+  (``noderank``);
+- ``faults/``: a link down for a while (``cut``), a node lost for good (``lose``);
+- ``links``: the links in force as a run sees them, the one module the runtime imports (a run
+  says when its stated links differ, ``stated_links_mismatch``, and records them in its
+  summary, ``links_record``);
+- ``control``: ``up``, ``down`` and ``status``; ``cli``: the command line.
 """

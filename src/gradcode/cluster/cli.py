@@ -149,14 +149,15 @@ def cmd_exec(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control, launcher
+    from gradcode.cluster import control
+    from gradcode.cluster.mpi import hydra
 
     spec = control.current_spec()
     if args.n < 1:
         raise CLIError(f"-n must be at least 1, got {args.n}")
     argv = control.exec_argv(
         spec.master.name,
-        launcher.mpiexec_command(spec, args.n, _command(rest)),
+        hydra.mpiexec_command(spec, args.n, _command(rest)),
     )
     if args.print:
         print(" ".join(argv))
@@ -166,7 +167,8 @@ def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_ulfm(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control, ulfm
+    from gradcode.cluster import control
+    from gradcode.cluster.mpi import ulfm
 
     spec = control.current_spec()
     if args.n < 1:
@@ -192,7 +194,8 @@ def cmd_ulfm(args: argparse.Namespace, rest: list[str]) -> int:
 
 def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
     _no_rest(rest)
-    from gradcode.cluster import control, probe
+    from gradcode.cluster import control
+    from gradcode.cluster.network import probe
     from gradcode.cluster.spec import format_limit
     from gradcode.rate import Rate
 
@@ -225,7 +228,8 @@ def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control, cut
+    from gradcode.cluster import control
+    from gradcode.cluster.faults import cut
 
     plan = cut.plan_cut(args.node, args.seconds, args.after, args.at_iteration, args.log)
     control.current_spec().node(plan.node)  # a node of the cluster that is up
@@ -236,13 +240,15 @@ def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
 def _rank_nodes(spec) -> list[str]:
     """Where ``gradcode cluster ulfm`` puts rank ``r``: the ``r``-th of these, the SLURM job's
     nodes (the allocation's order) in a job, else every node of the cluster."""
-    from gradcode.cluster import rerate
+    from gradcode.cluster.network import rerate
 
     return rerate.job_nodes() or [node.name for node in spec.nodes]
 
 
 def cmd_lose(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control, lose, network
+    from gradcode.cluster import control
+    from gradcode.cluster.faults import lose
+    from gradcode.cluster.network import namespaces
     from gradcode.cluster.state import State
 
     spec = control.current_spec()
@@ -259,7 +265,7 @@ def cmd_lose(args: argparse.Namespace, rest: list[str]) -> int:
     spec.node(plan.node)  # a node of the cluster that is up
     if plan.node == spec.master.name:
         raise CLIError(f"{plan.node} is the master's node (slurmctld, the launcher): not lost")
-    network.require_privileges()
+    namespaces.require_privileges()
     command = _command(rest) if rest else []
     if args.give_back and not command:
         raise CLIError("--return: gives the node back after a command (-- CMD ...); none given")
@@ -270,7 +276,8 @@ def cmd_lose(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control, network, rerate
+    from gradcode.cluster import control
+    from gradcode.cluster.network import namespaces, rerate
 
     rerate.parse_sweep_rate(args.rate, "--rate")  # a bad rate first, before the cluster
     if args.master_rate is not None:
@@ -279,12 +286,14 @@ def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
     spec = control.current_spec()
     # in a SLURM job only its own nodes, which it holds alone (--exclusive); else every node
     plan = rerate.plan_rates(spec, args.rate, args.master_rate, rerate.job_nodes())
-    network.require_privileges()
+    namespaces.require_privileges()
     return rerate.run_rates(plan, command, args.record)
 
 
 def cmd_latency(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control, network, relatency
+    from gradcode.cluster import control
+    from gradcode.cluster.latency import relatency
+    from gradcode.cluster.network import namespaces
     from gradcode.cluster.state import State
 
     spec = control.current_spec()
@@ -298,7 +307,7 @@ def cmd_latency(args: argparse.Namespace, rest: list[str]) -> int:
         _latency_nodes(),
     )
     command = _command(rest)
-    network.require_privileges()
+    namespaces.require_privileges()
     state = State.load()
     if state is None:
         raise CLIError("no emulated cluster is up: gradcode cluster up --nodes N first")
@@ -308,7 +317,7 @@ def cmd_latency(args: argparse.Namespace, rest: list[str]) -> int:
 def _latency_nodes() -> list[str] | None:
     """In a SLURM job only its own nodes, which it holds alone (--exclusive); else every
     node."""
-    from gradcode.cluster import rerate
+    from gradcode.cluster.network import rerate
 
     return rerate.job_nodes()
 
@@ -325,7 +334,7 @@ def _node_action(
 
 
 def _trigger_options(parser: argparse.ArgumentParser, what: str) -> None:
-    """When ``what`` happens (``gradcode.cluster.during``) and where it is recorded."""
+    """When ``what`` happens (``gradcode.cluster.during.command``) and where it is recorded."""
     parser.add_argument("--after", type=float, help=f"seconds after the start to {what}")
     parser.add_argument(
         "--at-iteration", type=int, help=f"{what} once --log holds this many lines (iterations)"

@@ -9,8 +9,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gradcode.cluster import delay, launcher, network, slurm
-from gradcode.cluster.network import ClusterError
+from gradcode.cluster import slurm
+from gradcode.cluster.latency import delay
+from gradcode.cluster.mpi import hydra
+from gradcode.cluster.network import namespaces
+from gradcode.cluster.network.namespaces import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec, format_limit
 from gradcode.cluster.state import RUN_DIR, State, lock_path, running_spec
 
@@ -30,14 +33,14 @@ def _exclusive() -> Iterator[None]:
 
 def up(spec: ClusterSpec, *, with_slurm: bool = True) -> str:
     """Bring the cluster up; a no-op when the same one is already up. Returns what was done."""
-    network.require_privileges()
+    namespaces.require_privileges()
     with _exclusive():
         return _up(spec, with_slurm)
 
 
 def down() -> list[str]:
     """Remove everything ``up`` made (also after a killed ``up``); what is left, if anything."""
-    network.require_privileges()
+    namespaces.require_privileges()
     with _exclusive():
         return _down()
 
@@ -61,11 +64,11 @@ def _up(spec: ClusterSpec, with_slurm: bool) -> str:
     state = State({"spec": spec.as_dict(), "slurm": with_slurm, "complete": False})
     state.save()
     try:
-        network.create_network(spec, state)
+        namespaces.create_network(spec, state)
         if spec.delayed:
             delay.start(spec, state)
-        launcher.LAUNCHER.write_text(launcher.launcher_script(spec))
-        launcher.LAUNCHER.chmod(0o755)
+        hydra.LAUNCHER.write_text(hydra.launcher_script(spec))
+        hydra.LAUNCHER.chmod(0o755)
         if with_slurm:
             slurm.start_slurm(spec, state)
     except BaseException:
@@ -81,7 +84,7 @@ def _missing(state: State) -> list[str]:
     gone = [
         entry["name"]
         for entry in state.resources
-        if entry["kind"] == "netns" and not network.netns_path(entry["name"]).exists()
+        if entry["kind"] == "netns" and not namespaces.netns_path(entry["name"]).exists()
     ]
     gone += [
         entry["name"]
@@ -114,7 +117,7 @@ def _stop_munged_by_pid_file() -> None:
     except (OSError, ValueError, IndexError):
         return
     if comm == "munged":
-        network.terminate([pid])
+        namespaces.terminate([pid])
 
 
 def _down() -> list[str]:
@@ -122,28 +125,28 @@ def _down() -> list[str]:
     # daemons outside the namespaces (munged) by pid; everything inside goes with its namespace
     for entry in reversed(state.resources):
         if entry["kind"] == "daemon" and _running(entry):
-            network.terminate([int(entry["pid"])])
+            namespaces.terminate([int(entry["pid"])])
         elif entry == {"kind": "daemon", "name": "munged"}:
             # started, but up was killed before it wrote down the pid: munged's own pid file
             _stop_munged_by_pid_file()
     delay.stop(state)  # before its namespace, so that it lets go of what it holds
     nodes = [e["name"] for e in state.resources if e["kind"] == "netns" and e["name"] != SWITCH]
-    for name in sorted(set(nodes) | set(network.our_namespaces()) - {SWITCH}):
-        network.remove_namespace(name)
-    network.remove_namespace(SWITCH)
+    for name in sorted(set(nodes) | set(namespaces.our_namespaces()) - {SWITCH}):
+        namespaces.remove_namespace(name)
+    namespaces.remove_namespace(SWITCH)
     for entry in state.resources:
         if entry["kind"] == "uts":
-            network.remove_uts(entry["path"])
+            namespaces.remove_uts(entry["path"])
         elif entry["kind"] == "slurm.conf":
             slurm.restore_conf(entry)
         elif entry["kind"] == "dir":
             shutil.rmtree(entry["path"], ignore_errors=True)
     for path in (RUN_DIR / "uts").glob("*"):
-        network.remove_uts(str(path))
+        namespaces.remove_uts(str(path))
     state.forget()
     # the launcher, task prolog, rank records and pid files: nothing of it outlives the cluster
     shutil.rmtree(RUN_DIR, ignore_errors=True)
-    return network.leftovers() + delay.leftovers()
+    return namespaces.leftovers() + delay.leftovers()
 
 
 def status() -> dict[str, Any] | None:
@@ -186,4 +189,4 @@ def current_spec() -> ClusterSpec:
 def exec_argv(node: str, command: list[str]) -> list[str]:
     """``command`` run on ``node`` (checked against the cluster that is up)."""
     spec = current_spec()
-    return [*network.enter(spec.node(node).name), *command]
+    return [*namespaces.enter(spec.node(node).name), *command]

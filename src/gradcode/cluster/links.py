@@ -10,8 +10,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from gradcode.cluster.delay import config_path, entry_of, read_status, running
-from gradcode.cluster.rerate import job_nodes
+from gradcode.cluster.latency.delay import config_path, entry_of, read_status, running
+from gradcode.cluster.network.rerate import job_nodes
 from gradcode.cluster.spec import ClusterSpec, format_limit
 from gradcode.cluster.state import State
 from gradcode.duration import Duration

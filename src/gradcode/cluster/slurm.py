@@ -21,7 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from gradcode.cluster.network import ClusterError, enter, run
+from gradcode.cluster.network.namespaces import ClusterError, enter, run
 from gradcode.cluster.spec import ClusterSpec
 from gradcode.cluster.state import RUN_DIR, State
 

@@ -7,7 +7,7 @@ the link) and ``ingress`` (what it receives, a tbf on the switch's end). The mas
 its own rates, since the master's single port is what gradient coding relieves.
 
 A node may also have a ``latency`` (and ``jitter``): what a packet pays to reach it, added in
-the switch as the packet leaves the bridge for the node's port (``delay``). With one latency
+the switch as the packet leaves the bridge for the node's port (``latency.delay``). With one latency
 everywhere, every one-way trip between two nodes takes it once and a round trip twice.
 
 Addresses come from a private IPv4 subnet (RFC 1918) and exist only inside the namespaces

@@ -28,15 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.atomic import write_json
-from gradcode.cluster import network
-from gradcode.cluster.network import ClusterError
+from gradcode.cluster.network import namespaces
+from gradcode.cluster.network.namespaces import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec
 from gradcode.cluster.state import RUN_DIR, State
 from gradcode.duration import Duration
 
 BRIDGE_SYSCTL = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
 #: how the delayer is recognised among processes (its module, in its command line)
-MODULE = "gradcode.cluster.delayer"
+MODULE = "gradcode.cluster.latency.delayer"
+#: its module before the cluster had rooms: the delayer of a cluster brought up by an older
+#: checkout is still found, so ``status``, ``latency`` and ``down`` work across the move
+FORMER_MODULES = ("gradcode.cluster.delayer",)
 #: seconds the delayer has to bind its queues, or to take up a new setting
 READY_SECONDS = 20.0
 
@@ -59,7 +62,7 @@ def require_netfilter() -> None:
         raise ClusterError("latency needs iptables: apt-get install iptables")
     if not BRIDGE_SYSCTL.parent.exists():
         if shutil.which("modprobe") is not None:
-            network.run(["modprobe", "br_netfilter"], check=False)
+            namespaces.run(["modprobe", "br_netfilter"], check=False)
         if not BRIDGE_SYSCTL.parent.exists():
             raise ClusterError(
                 "latency needs the kernel's br_netfilter (modprobe br_netfilter failed): "
@@ -73,7 +76,7 @@ def rule(spec: ClusterSpec, index: int, action: str) -> list[str]:
     node = spec.nodes[index]
     return [
         "nsenter",
-        f"--net={network.netns_path(SWITCH)}",
+        f"--net={namespaces.netns_path(SWITCH)}",
         "--",
         "iptables",
         "-w",
@@ -126,10 +129,10 @@ def start(
     require_netfilter()
     # per namespace since Linux 5.3; a new namespace starts with the host's default, so set
     state.record("bridge-nf", namespace=SWITCH)
-    network.run(
+    namespaces.run(
         [
             "nsenter",
-            f"--net={network.netns_path(SWITCH)}",
+            f"--net={namespaces.netns_path(SWITCH)}",
             "--",
             "sysctl",
             "-qw",
@@ -139,7 +142,7 @@ def start(
     write_config(1, delays(spec) if settings is None else settings)
     status_path().unlink(missing_ok=True)
     argv = [
-        *["nsenter", f"--net={network.netns_path(SWITCH)}", "--"],
+        *["nsenter", f"--net={namespaces.netns_path(SWITCH)}", "--"],
         *[sys.executable, "-m", MODULE, "--config", str(config_path())],
         *["--status", str(status_path())],
     ]
@@ -153,7 +156,7 @@ def start(
     _await_generation(1, process.pid, lambda: process.poll() is None)
     for node in spec.nodes:
         state.record("queue-rule", index=node.index, port=node.switch_port)
-        network.run(rule(spec, node.index, "-A"))
+        namespaces.run(rule(spec, node.index, "-A"))
     return entry
 
 
@@ -215,7 +218,7 @@ def running(pid: int | None) -> bool:
         state = _stat(pid)[0]
     except (OSError, IndexError):
         return False
-    return state != "Z" and MODULE.encode() in cmdline
+    return state != "Z" and any(name.encode() in cmdline for name in (MODULE, *FORMER_MODULES))
 
 
 def cpu_seconds(pid: int | None) -> float | None:
@@ -260,7 +263,7 @@ def stop(state: State) -> None:
     with the switch's namespace."""
     entry = entry_of(state)
     if entry is not None and running(entry.get("pid")):
-        network.terminate([int(entry["pid"])])
+        namespaces.terminate([int(entry["pid"])])
 
 
 #: what ``start`` records
@@ -272,7 +275,7 @@ def remove(spec: ClusterSpec, state: State) -> None:
     the rules, so nothing is queued with no one to let it go) and forgotten."""
     for entry in state.resources:
         if entry["kind"] == "queue-rule":
-            network.run(rule(spec, entry["index"], "-D"), check=False)
+            namespaces.run(rule(spec, entry["index"], "-D"), check=False)
     stop(state)
     state.data["resources"] = [e for e in state.resources if e["kind"] not in KINDS]
     state.save()

@@ -1,12 +1,12 @@
 """``gradcode cluster latency --latency L [--jitter J] [--master-latency L] [--record FILE]
 -- CMD ...``: the links at another latency for the length of one command.
 
-Like ``gradcode cluster rate`` (``rerate``), and for the same reason: a sweep over latencies
+Like ``gradcode cluster rate`` (``network.rerate``), and for the same reason: a sweep over latencies
 without bringing the cluster down and up (SLURM and every node restarted) between points.
 While ``CMD`` runs, the delayer holds what is sent to each node (in a SLURM job: to the job's
 nodes only, which it holds alone) for ``--latency`` (``--master-latency`` for the master's
 node, default ``--latency``) with ``--jitter``; afterwards the cluster's own latencies are put
-back, whatever happens once they changed (``during.run_during``'s cleanup). A new setting
+back, whatever happens once they changed (``during.command.run_during``'s cleanup). A new setting
 applies to packets that arrive after it; packets already held keep their release times.
 
 A cluster brought up without latency has no delayer (its packets never leave the kernel):
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.cluster import delay
-from gradcode.cluster.during import run_during
+from gradcode.cluster.during.command import run_during
+from gradcode.cluster.latency import delay
 from gradcode.cluster.spec import ClusterSpec, check_jitter, parse_delay
 from gradcode.cluster.state import State
 from gradcode.duration import Duration

@@ -4,7 +4,7 @@ at another rate for the length of one command.
 Why: issue 11 asks for message time against size *and rate*, and bringing a cluster down and
 up again for every rate would restart SLURM and every node between measurements. Instead,
 while ``CMD`` runs, every node's two tbf qdiscs (in a SLURM job: those of the job's nodes, see
-below) are replaced (``network.limit_command``, the same ``tc`` calls ``up`` makes): the
+below) are replaced (``namespaces.limit_command``, the same ``tc`` calls ``up`` makes): the
 node's egress on its own ``gc-veth`` in its namespace, its ingress on the switch's port to it
 in ``gc-switch``; the workers' at ``--rate``, the master's node's (``gc-node0``) at
 ``--master-rate`` (default ``--rate``), both directions, whatever heterogeneous rates the
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.cluster import network
-from gradcode.cluster.during import run_during
+from gradcode.cluster.during.command import run_during
+from gradcode.cluster.network import namespaces
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
@@ -70,7 +70,7 @@ class Limit:
         }
 
     def command(self, spec: ClusterSpec) -> list[str]:
-        return network.limit_command(spec.node(self.node), self.direction, self.rate)
+        return namespaces.limit_command(spec.node(self.node), self.direction, self.rate)
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def plan_rates(
     during = tuple(
         Limit(node.name, direction, master if node.master else workers)
         for node in sorted(set(chosen), key=lambda node: node.index)
-        for direction in network.DIRECTIONS
+        for direction in namespaces.DIRECTIONS
     )
     after = tuple(
         Limit(limit.node, limit.direction, getattr(spec.node(limit.node), limit.direction))
@@ -132,7 +132,7 @@ def job_nodes(environ: Mapping[str, str] | None = None) -> list[str] | None:
         nodelist = job_fields(job).get("NodeList")
     if not nodelist:
         return None
-    names = network.run(["scontrol", "show", "hostnames", nodelist]).split()
+    names = namespaces.run(["scontrol", "show", "hostnames", nodelist]).split()
     if not names:
         raise RateError(f"SLURM_JOB_NODELIST={nodelist!r}: scontrol lists no node")
     return names
@@ -145,7 +145,7 @@ def _moment() -> dict[str, float]:
 def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None = None) -> int:
     """Set ``plan.during``, run ``command``, put back ``plan.after`` (only the directions that
     were changed); the command's exit status. The command, signals and the record are
-    ``gradcode.cluster.during.run_during``'s. A restore that fails is tried for every other
+    ``gradcode.cluster.during.command.run_during``'s. A restore that fails is tried for every other
     direction first, then raised as one ``RateError``."""
     if not command:
         raise RateError("give the command to run at the new rates after --, e.g. -- hostname")
@@ -165,8 +165,8 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
             key = (limit.node, limit.direction)
             changed.add(key)
             try:
-                network.run(limit.command(plan.spec))
-            except network.ClusterError:
+                namespaces.run(limit.command(plan.spec))
+            except namespaces.ClusterError:
                 changed.discard(key)
                 raise
             result["set"].append(limit.as_dict(plan.spec))
@@ -178,9 +178,9 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
             if (limit.node, limit.direction) not in changed:
                 continue
             try:
-                network.run(limit.command(plan.spec))
+                namespaces.run(limit.command(plan.spec))
                 result["restored"].append(limit.as_dict(plan.spec))
-            except network.ClusterError as error:
+            except namespaces.ClusterError as error:
                 failed.append(str(error))
         result["rates_restored"] = _moment()
         if failed:

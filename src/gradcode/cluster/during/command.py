@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.atomic import write_json
-from gradcode.cluster import signals
+from gradcode.cluster.during import signals
 from gradcode.errors import UserError
 
 #: seconds between looks at the trigger

@@ -1,7 +1,7 @@
 """The delayer: a small process in the switch's namespace that holds every packet the bridge
 forwards to a node's port for that node's latency (plus jitter), then lets it go.
 
-``python -m gradcode.cluster.delayer --config FILE --status FILE``. The switch's iptables
+``python -m gradcode.cluster.latency.delayer --config FILE --status FILE``. The switch's iptables
 rules (``delay``) send each port's packets to netfilter queue N (N = the node's index); this
 process binds those queues (``nfqueue``: metadata only, never the packet's bytes), and
 releases each packet at its kernel arrival timestamp plus the delay, per queue in arrival
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcode.atomic import write_json
-from gradcode.cluster import nfqueue
+from gradcode.cluster.latency import nfqueue
 
 #: packets a queue holds before the kernel drops new ones (at 1 Gbit/s and 5 ms, ~420 frames)
 QUEUE_MAXLEN = 8192
@@ -248,7 +248,7 @@ def _realtime() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gradcode.cluster.delayer")
+    parser = argparse.ArgumentParser(prog="python -m gradcode.cluster.latency.delayer")
     parser.add_argument("--config", type=Path, required=True)
     parser.add_argument("--status", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -9,8 +9,8 @@ matters to slurmd, to the runtime's record of where ranks ran, and to MPICH's no
 host (``MPIR_CVAR_NOLOCAL`` is not needed). README, "A multi-node cluster on one machine".
 
 Both ways of starting MPICH on the cluster take it from here: hydra's ``mpiexec`` as ``-genv``
-options (``gradcode.cluster.launcher``), and ``srun`` under the slurm-cluster profile through
-``python -m gradcode.cluster.mpich CMD ...``, which runs ``CMD`` (``srun --mpi=pmi2 ...``) with
+options (``gradcode.cluster.mpi.hydra``), and ``srun`` under the slurm-cluster profile through
+``python -m gradcode.cluster.mpi.mpich CMD ...``, which runs ``CMD`` (``srun --mpi=pmi2 ...``) with
 this environment added: the profile's ``mpi`` resource is a command prefix, and an ``exec``
 leaves no process between the job's shell and ``srun`` (signals reach it as before).
 """
@@ -30,7 +30,7 @@ MPICH_ENV = {
     "FI_TCP_IFACE": NODE_IFACE,
 }
 
-USAGE = "usage: python -m gradcode.cluster.mpich CMD [ARG ...] (e.g. srun --mpi=pmi2 -n 4 ...)"
+USAGE = "usage: python -m gradcode.cluster.mpi.mpich CMD [ARG ...] (e.g. srun --mpi=pmi2 -n 4 ...)"
 
 
 def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         os.execvpe(command[0], command, environment())
     except OSError as error:
-        print(f"gradcode.cluster.mpich: cannot run {command[0]}: {error}", file=sys.stderr)
+        print(f"gradcode.cluster.mpi.mpich: cannot run {command[0]}: {error}", file=sys.stderr)
         return 127
     return 127  # not reached: exec replaced this process
 

@@ -1,10 +1,10 @@
 """Measure a link: one TCP stream from one node to another, timed by the receiver.
 
-``python -m gradcode.cluster.probe recv ADDRESS PORT`` listens, prints ``ready``, receives one
-stream and prints ``{"bytes": ..., "seconds": ...}``: the time from the first byte to the last,
-so connection set-up and the start of the sender do not count. ``send ADDRESS PORT BYTES``
-sends that many zero bytes. ``measure`` runs both in their nodes' namespaces; the rate it
-returns is TCP's payload (goodput), about 95 % of the rate tbf enforces on the frames.
+``python -m gradcode.cluster.network.probe recv ADDRESS PORT`` listens, prints ``ready``,
+receives one stream and prints ``{"bytes": ..., "seconds": ...}``: the time from the first byte
+to the last, so connection set-up and the start of the sender do not count. ``send ADDRESS
+PORT BYTES`` sends that many zero bytes. ``measure`` runs both in their nodes' namespaces; the
+rate it returns is TCP's payload (goodput), about 95 % of the rate tbf enforces on the frames.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from gradcode.cluster.network import ClusterError, enter, run
+from gradcode.cluster.network.namespaces import ClusterError, enter, run
 from gradcode.cluster.spec import ClusterSpec
 
 CHUNK = 1 << 16
@@ -67,7 +67,7 @@ def measure(spec: ClusterSpec, source: str, target: str, count: int = 10_000_000
             *enter(dst.name),
             sys.executable,
             "-m",
-            "gradcode.cluster.probe",
+            "gradcode.cluster.network.probe",
             "recv",
             dst.address,
             str(port),
@@ -84,7 +84,7 @@ def measure(spec: ClusterSpec, source: str, target: str, count: int = 10_000_000
                 *enter(src.name),
                 sys.executable,
                 "-m",
-                "gradcode.cluster.probe",
+                "gradcode.cluster.network.probe",
                 "send",
                 dst.address,
                 str(port),

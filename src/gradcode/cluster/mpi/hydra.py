@@ -6,7 +6,7 @@ the proxy's command line in that node's namespaces with ``nsenter``. ``mpiexec``
 on the master's node with ``-iface gc-veth``, so the proxies call it back on the master's
 address (node names resolve nowhere: the host's /etc/hosts is not touched).
 
-Every rank gets MPICH on TCP over its node's link (``gradcode.cluster.mpich.MPICH_ENV``, which
+Every rank gets MPICH on TCP over its node's link (``gradcode.cluster.mpi.mpich.MPICH_ENV``, which
 says why) as ``-genv`` options.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradcode.cluster.mpich import MPICH_ENV
-from gradcode.cluster.network import NETNS_DIR
+from gradcode.cluster.mpi.mpich import MPICH_ENV
+from gradcode.cluster.network.namespaces import NETNS_DIR
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import RUN_DIR
 from gradcode.launch.mpilib import hydra

@@ -11,7 +11,7 @@ A node's egress is a tbf on its own ``gc-veth``; its ingress is a tbf on the swi
 ``gc-nI``, which is where traffic to the node leaves the bridge. Each node also has its own UTS
 namespace, so its hostname is its name (``gc-node1``): slurmd finds its node name by it, and
 MPICH and the runtime's record of where ranks ran tell nodes apart by it (which transport MPICH
-uses between nodes is set separately, see ``launcher``).
+uses between nodes is set separately, see ``mpi.mpich``).
 
 Why ``ip``/``tc`` with argument lists rather than pyroute2: the namespaces must also be
 entered by programs that are not Python (slurmd, slurmctld, hydra's proxies, through

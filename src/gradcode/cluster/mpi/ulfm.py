@@ -4,8 +4,8 @@ over the emulated nodes, one rank per node, that survives a lost node.
 Open MPI's launcher runs on the master's node alone: inside a SLURM job, PRRTE's SLURM
 components are switched off (``PRTE_MCA_ras=^slurm``, ``PRTE_MCA_plm=^slurm``) so that it
 starts no daemon on the other nodes (a lost daemon ends the whole job:
-``gradcode.cluster.noderank``), and every rank moves itself to its node
-(``python -m gradcode.cluster.noderank``: rank ``r`` to the ``r``-th of the job's nodes, or
+``gradcode.cluster.mpi.noderank``), and every rank moves itself to its node
+(``python -m gradcode.cluster.mpi.noderank``: rank ``r`` to the ``r``-th of the job's nodes, or
 of the cluster's outside SLURM). Messages go over the links (the TCP BTL on ``gc-veth``).
 
 A killed rank is the launcher's child, so ULFM hears of it at once. A node cut off is silent:
@@ -33,7 +33,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from gradcode.blas import single_thread_environment
-from gradcode.cluster.noderank import LIFELINE
+from gradcode.cluster.mpi.noderank import LIFELINE
 from gradcode.cluster.spec import NODE_IFACE
 from gradcode.launch.mpilib import ulfm_command, ulfm_environment
 
@@ -80,7 +80,7 @@ def command(
         raise ValueError("no node to run on")
     # a cut-off rank is killed by its relay only well after its heartbeats stopped counting
     lifeline = max(LIFELINE, 2 * timeout)
-    moved = [sys.executable, "-m", "gradcode.cluster.noderank", "--nodes", ",".join(nodes)]
+    moved = [sys.executable, "-m", "gradcode.cluster.mpi.noderank", "--nodes", ",".join(nodes)]
     moved += ["--lifeline", f"{lifeline:g}", "--"]
     return ulfm_command(ranks, [*moved, *argv], mca=mca(period, timeout))
 

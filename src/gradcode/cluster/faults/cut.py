@@ -2,7 +2,7 @@
 link. One node's link goes down (``ip -n NODE link set gc-veth down``: the node's own end of
 its link, in its namespace) for ``S`` seconds, then up again.
 
-When, and the command around it: ``gradcode.cluster.during`` (``--after`` seconds, or once
+When, and the command around it: ``gradcode.cluster.during.command`` (``--after`` seconds, or once
 the run's ``log.jsonl`` holds ``K`` lines; a command that ends before the trigger is never cut).
 
 The link is put back up whatever happens once it was cut: at the end of the duration, or on
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.cluster.during import (
+from gradcode.cluster.during.command import (
     POLL,
     Trigger,
     complete_lines,

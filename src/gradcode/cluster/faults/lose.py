@@ -16,7 +16,7 @@
   ended 8 s after ``tcp_retries2`` went from 15 to 3).
 
 With ``--link`` under ``gradcode cluster ulfm``, a rank's PMIx connection to the launcher is
-relayed on the master's node (``gradcode.cluster.noderank``), and the relay carries nothing
+relayed on the master's node (``gradcode.cluster.mpi.noderank``), and the relay carries nothing
 while the node's link is down, as the connection would on real nodes: the cut-off rank can
 neither tell the launcher that it hears no one (before, its detector got the healthy rank it
 watches declared dead: 1 run in 3) nor learn anything, and once the link has been down for the
@@ -27,7 +27,7 @@ runtime daemon kills its processes when it loses the launcher.
 (``return_node``): with SLURM it is marked DOWN first, which drops it from a ``--no-kill``
 job, then whatever is left on it is killed, its link comes up and its slurmd starts again.
 
-When, the command and the record are ``gradcode.cluster.during``'s (as for ``cut``); the
+When, the command and the record are ``gradcode.cluster.during.command``'s (as for ``cut``); the
 record adds the node (and ``rank`` with ``--rank R``: the node ``gradcode cluster ulfm`` puts
 rank R on, the R-th of a SLURM job's nodes), how it was lost, ``lost`` (the moment on the
 runtime's monotonic clock: a run's ``failures[].monotonic`` minus ``lost.clock`` is the
@@ -49,10 +49,10 @@ from typing import Any
 
 from gradcode.atomic import write_json
 from gradcode.cluster import slurm
-from gradcode.cluster.cut import ip_set_link
-from gradcode.cluster.during import Trigger, moment, plan_trigger, run_during
-from gradcode.cluster.network import netns_path, processes_in
-from gradcode.cluster.noderank import node_of
+from gradcode.cluster.during.command import Trigger, moment, plan_trigger, run_during
+from gradcode.cluster.faults.cut import ip_set_link
+from gradcode.cluster.mpi.noderank import node_of
+from gradcode.cluster.network.namespaces import netns_path, processes_in
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import State
 from gradcode.errors import UserError

@@ -1,4 +1,4 @@
-"""``python -m gradcode.cluster.noderank --nodes N0,N1,... -- CMD ...``: an MPI rank that Open
+"""``python -m gradcode.cluster.mpi.noderank --nodes N0,N1,... -- CMD ...``: an MPI rank that Open
 MPI's launcher started on the master's node moves to its own node, so that losing that node
 loses the rank and nothing of the launcher.
 
@@ -43,10 +43,10 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from gradcode.cluster.network import netns_path, uts_path
+from gradcode.cluster.network.namespaces import netns_path, uts_path
 from gradcode.cluster.spec import NODE_IFACE
 
-PROGRAM = "python -m gradcode.cluster.noderank"
+PROGRAM = "python -m gradcode.cluster.mpi.noderank"
 #: setns(2) namespace types (linux/sched.h)
 CLONE_NEWNET, CLONE_NEWUTS = 0x40000000, 0x04000000
 #: the PMIx server's addresses, as Open MPI's launcher gives them to its ranks
@@ -56,7 +56,7 @@ FIRST_CONNECTION = 120.0
 #: seconds between the relay's looks at its node's link
 LINK_POLL = 0.05
 #: seconds a node's link may be down before the relay kills its rank: longer than ULFM's
-#: heartbeat timeout (``gradcode.cluster.ulfm``), so that the survivors find the rank dead
+#: heartbeat timeout (``gradcode.cluster.mpi.ulfm``), so that the survivors find the rank dead
 #: by their heartbeats, as they would on real nodes, before anything else happens to it
 LIFELINE = 5.0
 #: ioctl(2) asking an interface's flags, and the flag of an interface that is up (linux/if.h)
