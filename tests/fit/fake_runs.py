@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from gradcode.codes import build
+from gradcode.rate import Rate
 from gradcode.train.protocol import H
 
 FEATURES = 1000
@@ -39,12 +40,15 @@ def write_run(
     links: tuple[float, ...] | None = None,
     latency: float | tuple[float, ...] = 0.0,
     queueing: float = 0.0,
+    bucket: int = 0,
 ) -> Path:
     """``links``: the run went over real links, worker ``i`` got the model at ``links[j]``
     for a random ``j`` each iteration, and its results (``8 H`` bytes of header and the
     code's message length in float64s) took ``latency`` (or worker ``i``'s, ``latency[i]``:
     links that are not one latency for all) plus their bytes over ``RATE`` plus an
-    exponential wait of mean ``queueing`` (the master's port, polling)."""
+    exponential wait of mean ``queueing`` (the master's port, polling); ``bucket``: the
+    emulated cluster's token bucket (bytes) on every worker's link, recorded in the summary as
+    a cluster run records it, which lets that much of each result leave at once."""
     code = build(scheme, **params)
     rng = np.random.default_rng(seed)
     latencies = np.broadcast_to(np.asarray(latency, dtype=np.float64), (code.n,))
@@ -59,6 +63,15 @@ def write_run(
         "data": {"features": FEATURES},
         "config": {"stragglers": {"model": "master-worker", "params": {}, "time_unit": 1.0}},
     }
+    if bucket:
+        egress = str(Rate.from_bits(8 * RATE))
+        summary["communication"]["cluster"] = {
+            "nodes": [
+                {"name": f"node{i}", "egress": egress, "egress_bucket": bucket}
+                for i in range(code.n + 1)
+            ]
+        }
+        summary["ranks"] = [{"rank": i, "host": f"node{i}"} for i in range(code.n + 1)]
     (directory / "summary.json").write_text(json.dumps(summary))
     keys = code.all_message_keys()
     nbytes = 8 * code.message_length(FEATURES) + 8 * H
@@ -88,7 +101,11 @@ def write_run(
                     "started": float(starts[w]),
                     "arrival": float(y_at[q]),
                     "transfer": (
-                        (latencies[w] + nbytes / RATE + _wait(rng, queueing) if links else 0.001)
+                        (
+                            latencies[w] + (nbytes - bucket) / RATE + _wait(rng, queueing)
+                            if links
+                            else 0.001
+                        )
                         if one_clock
                         else None
                     ),

@@ -105,10 +105,11 @@ def test_workers_of_different_latencies_have_no_interval_and_say_why():
     assert "one latency for every worker" in fitted.latency.describe()
 
 
-def _runs(tmp_path, latency, starts):
+def _runs(tmp_path, latency, starts, bucket=0):
     """An uncoded run (messages of l float64s) and a Ye-Abbe run with m = 2 (l / 2) over
     links at ``latency``, their results queueing a little at the master's port."""
     options = {"iterations": 60, "links": starts, "latency": latency, "queueing": 0.5e-3}
+    options["bucket"] = bucket
     return [
         write_run(tmp_path / "u", "uncoded", {"n": 4}, **TRUTH, seed=21, **options),
         write_run(
@@ -286,3 +287,21 @@ def test_a_good_fit_writes_its_latency_and_no_reader_warns(tmp_path, capsys):
     )
     predict_runs(out, runs[:1], trials=200)
     assert capsys.readouterr().err == ""
+
+
+def test_the_emulated_links_bucket_is_given_back_to_the_transfers(tmp_path, capsys):
+    """On the emulated cluster a result's first bucket of bytes leaves at once (tbf), so its
+    transfer is the latency plus (bytes - bucket) / rate: read as latency + bytes / rate, the
+    envelope would lose bucket / rate of the latency (1.5 ms here, of 2 ms set). The runs'
+    summaries record each node's bucket, and the fit adds it back."""
+    latency, bucket = 2e-3, 6056
+    runs = _runs(tmp_path, latency, (0.05, 0.1, 0.15, 0.2), bucket=bucket)
+    fitted = fit_runs(runs, bootstrap=20)
+    assert fitted.head_start == pytest.approx(bucket / RATE)
+    report = fitted.report()["link_rates"]
+    low, high = report["latency"]["interval"]
+    assert low <= latency <= high
+    assert report["head_start"] == pytest.approx(bucket / RATE)
+    out = tmp_path / "fitted.yaml"
+    assert _fit(runs, out) == 0
+    assert "token-bucket head start (up to 1.51 ms a worker)" in capsys.readouterr().out

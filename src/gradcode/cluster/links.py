@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from gradcode.cluster.latency.delay import config_path, entry_of, read_status, running
+from gradcode.cluster.network.namespaces import bucket_bytes
 from gradcode.cluster.network.rerate import job_nodes
 from gradcode.cluster.spec import ClusterSpec, format_limit
 from gradcode.cluster.state import State
@@ -71,6 +72,8 @@ def links_record() -> dict[str, Any] | None:
             {
                 "name": node.name,
                 "egress": format_limit(node.egress),
+                # what leaves at once after an idle spell (bytes; network.bucket_bytes)
+                "egress_bucket": None if node.egress is None else bucket_bytes(node.egress),
                 "ingress": format_limit(node.ingress),
                 "latency": str(node.latency),
                 "jitter": str(node.jitter),

@@ -87,6 +87,11 @@ def cmd_fit(args: argparse.Namespace, rest: list[str]) -> int:
             f"intervals at {level}; T2 not used)"
         )
         lines.append(f"latency       {links.latency.describe()}")
+        if fitted.head_start > 0:
+            lines.append(
+                f"              transfers lengthened by the emulated links' token-bucket head "
+                f"start (up to {fitted.head_start * 1e3:.3g} ms a worker)"
+            )
     homogeneity = fitted.homogeneity
     if homogeneity.get("tested"):
         verdict = "fitted per worker" if fitted.per_worker is not None else "pooled"

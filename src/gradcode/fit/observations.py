@@ -16,6 +16,12 @@ Without one clock for all ranks (``transfer`` is ``null``: nodes of a real clust
 and ``arrival`` do not compare, and the communication is what was injected
 (``injected_comm``) or, with nothing injected, not observed at all (``comm`` is ``None``).
 
+A result's ``transfer`` on the emulated cluster's links is lengthened by its link's head
+start (``head_starts``): after an idle spell the sender's ``tbf`` lets its bucket (0.5 ms of
+the rate, at least four frames: 1.2 ms at 40 Mbit/s) leave at once, which a real link does not,
+and the envelope ``latency + bytes / rate`` (``gradcode.fit.latency``) would lose that much of
+the latency (docs/measurements/fit-loop.md, "What a transfer measures").
+
 A worker whose first message had not arrived when the iteration became decodable is
 *censored*: its ``y`` exceeds ``c = wait_time - start``. Its ``start`` is unknown (it never
 reported); the latest ``started`` of the iteration's messages stands in for it, which keeps
@@ -64,6 +70,7 @@ from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.fit.replay import TreeIterations
+from gradcode.rate import Rate, RateError
 from gradcode.runlogs.log import LOG_FILE, SUMMARY_FILE
 from gradcode.runlogs.nodelog import NODES_FILE, read_nodes
 from gradcode.runlogs.timings import implied_iteration_time, logged_key, message_index
@@ -156,8 +163,12 @@ class RunObservations:
     links: bool
     #: the code's ``topology``: ``flat``, ``tree`` or ``ring``
     topology: str = "flat"
-    #: per worker, every result's ``(bytes, transfer seconds)`` (one clock; ``fit.latency``)
+    #: per worker, every result's ``(bytes, transfer seconds)`` (one clock; ``fit.latency``),
+    #: the transfer lengthened by the worker's ``head_starts``
     upload_transfers: tuple[tuple[tuple[float, float], ...], ...] = ()
+    #: per worker, its link's token-bucket head start added to its transfers (seconds; 0
+    #: off the emulated cluster)
+    head_starts: tuple[float, ...] = ()
     #: per iteration, the model's copies the master sent, ``(bytes, seconds until the last
     #: worker had its copy)`` (one clock; ``fit.links``)
     downloads: tuple[tuple[float, float], ...] = ()
@@ -242,6 +253,30 @@ class _FlatReading:
     downloads: list[tuple[float, float]] = field(default_factory=list)
     orders: list[list[float]] = field(default_factory=list)
     finish: list[float] = field(default_factory=list)
+    head_starts: tuple[float, ...] = ()
+
+
+def head_starts(summary: dict[str, Any], workers: int) -> tuple[float, ...]:
+    """Per worker, the head start its link's token bucket gave each message it sent after an
+    idle spell: the emulated cluster's ``egress_bucket`` bytes of the worker's node over its
+    egress rate (``summary.json``'s ``communication.cluster`` and ``ranks``: worker ``i`` is
+    rank ``i + 1``); 0 where the run recorded none (other links, runs before it was recorded,
+    unlimited links)."""
+    nodes = {
+        node.get("name"): node
+        for node in ((summary.get("communication") or {}).get("cluster") or {}).get("nodes", [])
+    }
+    hosts = {rank.get("rank"): rank.get("host") for rank in summary.get("ranks") or []}
+    starts = []
+    for worker in range(workers):
+        node = nodes.get(hosts.get(worker + 1), {})
+        bucket, egress = node.get("egress_bucket"), node.get("egress")
+        try:
+            rate = Rate.parse(egress, "egress") if bucket and egress else None
+        except RateError:
+            rate = None
+        starts.append(float(bucket) / rate.bytes_per_second if rate else 0.0)
+    return tuple(starts)
 
 
 def _flat_run(
@@ -264,6 +299,7 @@ def _flat_run(
         rates=[[] for _ in range(code.n)],
         transfers=[[] for _ in range(code.n)],
         received=[[] for _ in range(code.n)],
+        head_starts=head_starts(summary, code.n),
     )
     model_bytes = MODEL_FLOAT_BYTES * (int(summary.get("data", {}).get("features", 0)) + 1)
     for record in kept:
@@ -284,6 +320,7 @@ def _flat_run(
             float(np.median([b / t for b, t in reading.downloads])) if reading.downloads else None
         ),
         upload_transfers=tuple(tuple(pairs) for pairs in reading.transfers),
+        head_starts=reading.head_starts,
         downloads=tuple(reading.downloads),
         distribution=str(summary.get("distribution", {}).get("way", "isend")),
         model_received=tuple(float(np.median(r)) if r else None for r in reading.received),
@@ -344,7 +381,8 @@ def _read_flat_iteration(
             reading.received[worker].append(float(message["started"]))
             if message.get("transfer"):
                 reading.rates[worker].append(message["bytes"] / message["transfer"])
-                reading.transfers[worker].append((message["bytes"], message["transfer"]))
+                lengthened = message["transfer"] + reading.head_starts[worker]
+                reading.transfers[worker].append((message["bytes"], lengthened))
     completion = _completion(code, record, one_clock)
     reading.measured.append(float(record["iteration_time"]))
     reading.overhead.append(float(record["iteration_time"]) - completion)

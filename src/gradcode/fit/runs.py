@@ -204,6 +204,12 @@ class FittedModel:
         rates = [nbytes / (seconds - latency) for nbytes, seconds in downloads]
         return links, master_link(rates, self.confidence)
 
+    @property
+    def head_start(self) -> float:
+        """The largest token-bucket head start added to the runs' transfers (seconds; 0 off
+        the emulated cluster; ``gradcode.fit.observations.head_starts``)."""
+        return max((start for run in self.runs for start in run.head_starts), default=0.0)
+
     def links(self) -> dict[str, Any]:
         """The fitted links: ``rate`` (bytes per second, per worker when the workers were
         fitted one by one, else their median), ``master_rate`` and ``latency`` (seconds)."""
@@ -233,6 +239,7 @@ class FittedModel:
             return None
         return {
             "confidence": self.confidence,
+            "head_start": self.head_start,
             "latency": fitted.latency.as_dict(),
             "workers": [link.as_dict() for link in fitted.workers],
             "master": master.as_dict(),

@@ -121,6 +121,14 @@ FRAME = 1514
 BUCKET_SECONDS = 0.0005
 
 
+def bucket_bytes(rate: Rate) -> int:
+    """The bucket of ``tbf(rate)``: 0.5 ms of the rate, at least four full frames. After an
+    idle spell it lets that many bytes leave at once, so a message gets a head start of
+    ``bucket_bytes / rate`` over ``bytes / rate`` (1.2 ms at 40 Mbit/s), which a measured
+    transfer carries (``gradcode.fit.observations``)."""
+    return max(4 * FRAME, int(rate.bytes_per_second * BUCKET_SECONDS))
+
+
 def tbf(rate: Rate) -> list[str]:
     """tbf arguments for ``rate`` (whole bits per second, ``spec.parse_limit``, spelled so for
     tc) with a small bucket: 0.5 ms of the rate, at least four full frames (tbf cuts a
@@ -131,9 +139,8 @@ def tbf(rate: Rate) -> list[str]:
     Mbit/s, and through a 6 kB one at 95.9 Mbit/s (TCP's payload share of the rate), as
     long streams do. Less than about 0.5 ms of the rate starves tbf's timer at high rates
     (a 3 kB bucket passed 600 of 1000 Mbit/s; 125 kB passed 959)."""
-    burst = max(4 * FRAME, int(rate.bytes_per_second * BUCKET_SECONDS))
     bits = int(rate.bits_per_second)
-    return ["tbf", "rate", f"{bits}bit", "burst", str(burst), "latency", TBF_LATENCY]
+    return ["tbf", "rate", f"{bits}bit", "burst", str(bucket_bytes(rate)), "latency", TBF_LATENCY]
 
 
 #: a link's two directions, each limited by its own tbf (``NodeSpec`` fields of those names)
