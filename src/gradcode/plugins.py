@@ -24,6 +24,7 @@ same line.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 import warnings
@@ -31,7 +32,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 
-from gradcode.errors import UserError
+from gradcode.errors import UnknownNameError, UserError
 
 #: entry-point group of gradient codes (``GradientCode`` subclasses)
 CODES_GROUP = "gradcode.codes"
@@ -182,3 +183,64 @@ def one_line_plugin_warnings() -> None:
     Python's format.
     """
     warnings.showwarning = _show_warning
+
+
+class NamedClasses:
+    """Name -> class for one kind of plug-in object (attacks, aggregators): the built-ins
+    (``"module:Class"`` below ``package``, imported on first use), the group's installed
+    plug-ins and classes registered at run time, in that order of precedence; a name is taken
+    once. ``check(name, cls)`` says what keeps a class from serving (``None``: nothing)."""
+
+    def __init__(
+        self, kind: str, package: str, builtins: dict[str, str], group: str, check: Check
+    ) -> None:
+        self.kind, self.package, self.builtins, self.check = kind, package, builtins, check
+        self.plugins = LazyPlugins(group, lambda: self.builtins, check)
+        self._registered: dict[str, type] = {}
+
+    def _plugin_classes(self) -> dict[str, type]:
+        return {name: plugin.obj for name, plugin in self.plugins.get().usable.items()}  # type: ignore[misc]
+
+    def register(self, name: str, cls: type) -> None:
+        """Make ``cls`` available as ``name`` in this process (``ValueError`` for an unfit
+        class or a name taken)."""
+        problem = self.check(name, cls)
+        if problem:
+            raise ValueError(f"cannot register {self.kind} {name!r}: {problem}")
+        taken = name in self.builtins or name in self._plugin_classes()
+        if taken or self._registered.get(name, cls) is not cls:
+            raise ValueError(f"cannot register {self.kind} {name!r}: one of that name exists")
+        self._registered[name] = cls
+
+    def unregister(self, name: str) -> None:
+        """Forget a class ``register`` added; unknown names are ignored."""
+        self._registered.pop(name, None)
+
+    def available(self) -> list[str]:
+        """Every name ``cls`` accepts, sorted."""
+        return sorted({*self.builtins, *self._plugin_classes(), *self._registered})
+
+    def source(self, name: str) -> str:
+        """``built-in``, ``registered`` or the plug-in's distribution."""
+        if name in self.builtins:
+            return "built-in"
+        if name in self._registered:
+            return "registered"
+        plugins = self.plugins.get().usable
+        if name in plugins:
+            return f"plug-in {plugins[name].distribution}"
+        raise UnknownNameError(self.kind, name, self.available())
+
+    def cls(self, name: str) -> type:
+        """The class serving as ``name``."""
+        if name in self.builtins:
+            module_name, class_name = self.builtins[name].split(":")
+            module = importlib.import_module(f"{self.package}.{module_name}")
+            return getattr(module, class_name)
+        if name in self._registered:
+            return self._registered[name]
+        plugins = self._plugin_classes()
+        if name in plugins:
+            return plugins[name]
+        self.plugins.require_usable(name)
+        raise UnknownNameError(self.kind, name, self.available())

@@ -4,14 +4,13 @@ aggregators registered at run time (``register``)."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Mapping
 from typing import Any
 
 from gradcode.aggregators.base import Aggregator
-from gradcode.errors import ParameterError, UnknownNameError
-from gradcode.plugins import AGGREGATORS_GROUP, LazyPlugins
+from gradcode.errors import ParameterError
+from gradcode.plugins import AGGREGATORS_GROUP, NamedClasses
 
 #: aggregator name -> "module:Class" below ``gradcode.aggregators``
 AGGREGATORS: dict[str, str] = {
@@ -21,8 +20,6 @@ AGGREGATORS: dict[str, str] = {
     "geometric-median": "geometric_median:GeometricMedian",
     "bulyan": "bulyan:Bulyan",
 }
-
-_REGISTERED: dict[str, type[Aggregator]] = {}
 
 
 def class_problem(name: str, cls: object) -> str | None:
@@ -46,60 +43,21 @@ def class_problem(name: str, cls: object) -> str | None:
     return None
 
 
-#: aggregators of installed packages (entry-point group ``gradcode.aggregators``)
-PLUGINS = LazyPlugins(AGGREGATORS_GROUP, lambda: AGGREGATORS, class_problem)
-
-
-def _plugin_classes() -> dict[str, type[Aggregator]]:
-    return {name: plugin.obj for name, plugin in PLUGINS.get().usable.items()}  # type: ignore[misc]
-
-
-def register(name: str, cls: type[Aggregator]) -> None:
-    """Make ``cls`` available as aggregator ``name`` in this process (``ValueError`` for an
-    unfit class or a name taken)."""
-    problem = class_problem(name, cls)
-    if problem:
-        raise ValueError(f"cannot register aggregator {name!r}: {problem}")
-    if name in AGGREGATORS or name in _plugin_classes() or _REGISTERED.get(name, cls) is not cls:
-        raise ValueError(f"cannot register aggregator {name!r}: an aggregator of that name exists")
-    _REGISTERED[name] = cls
-
-
-def unregister(name: str) -> None:
-    """Forget an aggregator ``register`` added; unknown names are ignored."""
-    _REGISTERED.pop(name, None)
-
-
-def available() -> list[str]:
-    """Names accepted by ``build`` (built-ins, plug-ins, registered aggregators), sorted."""
-    return sorted({*AGGREGATORS, *_plugin_classes(), *_REGISTERED})
-
-
-def source(name: str) -> str:
-    """``built-in``, ``registered`` or the plug-in's distribution."""
-    if name in AGGREGATORS:
-        return "built-in"
-    if name in _REGISTERED:
-        return "registered"
-    plugins = PLUGINS.get().usable
-    if name in plugins:
-        return f"plug-in {plugins[name].distribution}"
-    raise UnknownNameError("aggregator", name, available())
+#: the built-ins, the aggregators of installed packages (entry-point group
+#: ``gradcode.aggregators``) and those registered at run time
+CLASSES = NamedClasses(
+    "aggregator", "gradcode.aggregators", AGGREGATORS, AGGREGATORS_GROUP, class_problem
+)
+PLUGINS = CLASSES.plugins
+register = CLASSES.register
+unregister = CLASSES.unregister
+available = CLASSES.available
+source = CLASSES.source
 
 
 def aggregator_class(name: str) -> type[Aggregator]:
     """The class implementing aggregator ``name``."""
-    if name in AGGREGATORS:
-        module_name, class_name = AGGREGATORS[name].split(":")
-        module = importlib.import_module(f"gradcode.aggregators.{module_name}")
-        return getattr(module, class_name)
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    plugins = _plugin_classes()
-    if name in plugins:
-        return plugins[name]
-    PLUGINS.require_usable(name)
-    raise UnknownNameError("aggregator", name, available())
+    return CLASSES.cls(name)
 
 
 def build(name: str, params: Mapping[str, Any] | None = None) -> Aggregator:

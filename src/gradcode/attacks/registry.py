@@ -4,14 +4,13 @@ run time (``register``)."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Mapping
 from typing import Any
 
 from gradcode.attacks.base import Attack
-from gradcode.errors import ParameterError, UnknownNameError
-from gradcode.plugins import ATTACKS_GROUP, LazyPlugins
+from gradcode.errors import ParameterError
+from gradcode.plugins import ATTACKS_GROUP, NamedClasses
 
 #: attack name -> "module:Class" below ``gradcode.attacks``
 ATTACKS: dict[str, str] = {
@@ -24,8 +23,6 @@ ATTACKS: dict[str, str] = {
 
 #: the attack a run file's old ``adversaries: {workers, scale}`` form means
 DEFAULT_ATTACK = "noise"
-
-_REGISTERED: dict[str, type[Attack]] = {}
 
 
 def class_problem(name: str, cls: object) -> str | None:
@@ -51,59 +48,19 @@ def class_problem(name: str, cls: object) -> str | None:
     return None
 
 
-#: attacks of installed packages (entry-point group ``gradcode.attacks``)
-PLUGINS = LazyPlugins(ATTACKS_GROUP, lambda: ATTACKS, class_problem)
-
-
-def _plugin_classes() -> dict[str, type[Attack]]:
-    return {name: plugin.obj for name, plugin in PLUGINS.get().usable.items()}  # type: ignore[misc]
-
-
-def register(name: str, cls: type[Attack]) -> None:
-    """Make ``cls`` available as attack ``name`` in this process (``ValueError`` for an unfit
-    class or a name taken)."""
-    problem = class_problem(name, cls)
-    if problem:
-        raise ValueError(f"cannot register attack {name!r}: {problem}")
-    if name in ATTACKS or name in _plugin_classes() or _REGISTERED.get(name, cls) is not cls:
-        raise ValueError(f"cannot register attack {name!r}: an attack of that name exists")
-    _REGISTERED[name] = cls
-
-
-def unregister(name: str) -> None:
-    """Forget an attack ``register`` added; unknown names are ignored."""
-    _REGISTERED.pop(name, None)
-
-
-def available() -> list[str]:
-    """Names accepted by ``build`` (built-ins, plug-ins, registered attacks), sorted."""
-    return sorted({*ATTACKS, *_plugin_classes(), *_REGISTERED})
-
-
-def source(name: str) -> str:
-    """``built-in``, ``registered`` or the plug-in's distribution."""
-    if name in ATTACKS:
-        return "built-in"
-    if name in _REGISTERED:
-        return "registered"
-    plugins = PLUGINS.get().usable
-    if name in plugins:
-        return f"plug-in {plugins[name].distribution}"
-    raise UnknownNameError("attack", name, available())
+#: the built-ins, the attacks of installed packages (entry-point group ``gradcode.attacks``)
+#: and those registered at run time
+CLASSES = NamedClasses("attack", "gradcode.attacks", ATTACKS, ATTACKS_GROUP, class_problem)
+PLUGINS = CLASSES.plugins
+register = CLASSES.register
+unregister = CLASSES.unregister
+available = CLASSES.available
+source = CLASSES.source
 
 
 def attack_class(name: str) -> type[Attack]:
     """The class implementing attack ``name``."""
-    if name in ATTACKS:
-        module_name, class_name = ATTACKS[name].split(":")
-        return getattr(importlib.import_module(f"gradcode.attacks.{module_name}"), class_name)
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    plugins = _plugin_classes()
-    if name in plugins:
-        return plugins[name]
-    PLUGINS.require_usable(name)
-    raise UnknownNameError("attack", name, available())
+    return CLASSES.cls(name)
 
 
 def build(name: str, params: Mapping[str, Any] | None = None) -> Attack:
