@@ -28,11 +28,12 @@ import importlib
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
-from gradcode.errors import UnknownNameError, UserError
+from gradcode.errors import ParameterError, UnknownNameError, UserError
 
 #: entry-point group of gradient codes (``GradientCode`` subclasses)
 CODES_GROUP = "gradcode.codes"
@@ -244,3 +245,12 @@ class NamedClasses:
             return plugins[name]
         self.plugins.require_usable(name)
         raise UnknownNameError(self.kind, name, self.available())
+
+    def build(self, name: str, params: Mapping[str, Any] | None = None) -> Any:
+        """An instance of ``name`` with ``params``; a bad parameter is a one-line
+        ``ParameterError``."""
+        cls = self.cls(name)
+        try:
+            return cls(**dict(params or {}))
+        except TypeError as error:
+            raise ParameterError(f"{self.kind} {name}: {error}") from None

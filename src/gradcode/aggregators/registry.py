@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradcode.aggregators.base import Aggregator
-from gradcode.errors import ParameterError
 from gradcode.plugins import AGGREGATORS_GROUP, NamedClasses
 
 #: aggregator name -> "module:Class" below ``gradcode.aggregators``
@@ -62,8 +61,4 @@ def aggregator_class(name: str) -> type[Aggregator]:
 
 def build(name: str, params: Mapping[str, Any] | None = None) -> Aggregator:
     """Aggregator ``name`` with ``params``; a bad parameter is a one-line ``ParameterError``."""
-    cls = aggregator_class(name)
-    try:
-        return cls(**dict(params or {}))
-    except TypeError as error:
-        raise ParameterError(f"aggregator {name}: {error}") from None
+    return CLASSES.build(name, params)

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradcode.attacks.base import Attack
-from gradcode.errors import ParameterError
 from gradcode.plugins import ATTACKS_GROUP, NamedClasses
 
 #: attack name -> "module:Class" below ``gradcode.attacks``
@@ -65,8 +64,4 @@ def attack_class(name: str) -> type[Attack]:
 
 def build(name: str, params: Mapping[str, Any] | None = None) -> Attack:
     """Attack ``name`` with ``params``; a bad parameter is a one-line ``ParameterError``."""
-    cls = attack_class(name)
-    try:
-        return cls(**dict(params or {}))
-    except TypeError as error:
-        raise ParameterError(f"attack {name}: {error}") from None
+    return CLASSES.build(name, params)
