@@ -188,6 +188,8 @@ def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path)
     assert record["nodes"][1] == {
         "name": "gc-node1",
         "egress": "100mbit",
+        # tbf's bucket at 100 Mbit/s: 0.5 ms of the rate (more than four frames)
+        "egress_bucket": 6250,
         "ingress": "100mbit",
         "latency": "500us",
         "jitter": "0ms",
