@@ -114,10 +114,9 @@ def test_every_node_knows_every_other_nodes_address_without_arp(cluster):
     """The neighbour entries that keep N (N - 1) ARP entries out of the kernel's shared table
     (which stalled every all-to-all above 32 nodes): permanent, with the MAC the node has."""
     spec, _ = cluster
+    # ip inside the node's namespace (nsenter keeps the host's /sys, which has no gc-veth)
     macs = {
-        node.name: _run_on(
-            node.name, ["cat", f"/sys/class/net/{NODE_IFACE}/address"]
-        ).stdout.strip()
+        node.name: _run_on(node.name, ["ip", "-br", "link", "show", NODE_IFACE]).stdout.split()[2]
         for node in spec.nodes
     }
     for node in spec.nodes:
