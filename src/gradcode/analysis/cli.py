@@ -41,12 +41,25 @@ def cmd_analyze(args: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+ANALYZE_DESCRIPTION = """\
+The exact and Monte Carlo analyses behind the papers' figures (loads, communication costs,
+decoding errors, scaling); --list names them. Each writes a CSV table and, beside
+it, FILE.csv.json saying what was computed.
+
+example:
+  gradcode analyze coded-reduce-scaling --out scaling.csv
+
+documentation: docs/guide/workflow.md
+"""
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Add the top-level ``analyze`` command to ``gradcode``'s subparsers."""
     parser = subparsers.add_parser(
         "analyze",
         help="exact and Monte Carlo analyses behind the papers' figures (loads, costs, errors)",
-        description=__doc__,
+        description=ANALYZE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
     parser.add_argument("name", nargs="?", metavar="NAME")

@@ -343,14 +343,27 @@ def _trigger_options(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--record", help="write what was done (JSON, timestamps) here")
 
 
+CLUSTER_DESCRIPTION = """\
+An emulated multi-node cluster on this machine (needs root): every node has its own address
+and hostname, its links their own rate and latency, with a multi-node SLURM and MPI
+launchers on top. Tear it down with 'gradcode cluster down'.
+
+example:
+  gradcode cluster up --nodes 5 --rate 100mbit
+  gradcode cluster mpiexec -n 5 -- python -m gradcode.train RUN.yaml --out runs/smoke
+  gradcode cluster down
+
+documentation: docs/guide/cluster.md
+"""
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``cluster`` and its actions to the main parser."""
     cluster = sub.add_parser(
         "cluster",
         help="an emulated multi-node cluster on this machine (root)",
-        description="An emulated multi-node cluster on this machine (needs root): network "
-        "namespaces as nodes, rate-limited links, a multi-node SLURM and hydra's launcher. "
-        "README: 'A multi-node cluster on one machine'.",
+        description=CLUSTER_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
     actions = cluster.add_subparsers(dest="action", required=True)
