@@ -174,7 +174,7 @@ def gradient_errors(run: FailedRun) -> tuple[np.ndarray, np.ndarray]:
     l2 = config.model.l2_value(data.rows)
     parts = [data.part(p) for p in range(plan.partitions)]
     errors, norms = np.empty(len(run.trajectory)), np.empty(len(run.trajectory))
-    previous = np.zeros(data.features)
+    previous = model.initial_parameters(data.features, config.seed)
     for t, theta in enumerate(run.trajectory):
         decoded = data.rows * ((previous - theta) / step - 2.0 * l2 * previous)
         exact = exact_sum(model, parts, plan.code, previous)

@@ -30,10 +30,10 @@ def serial_trajectory(config: RunConfig, iterations: int | None = None) -> np.nd
     model = build_model(config.model.kind)
     l2 = config.model.l2_value(data.rows)
     optimizer = plan.optimizer()
-    state = optimizer.init(np.zeros(data.features))
+    state = optimizer.init(model.initial_parameters(data.features, config.seed))
     parts = [data.part(p) for p in range(plan.partitions)]
     steps = config.iterations if iterations is None else iterations
-    trajectory = np.empty((steps, data.features))
+    trajectory = np.empty((steps, model.parameter_count(data.features)))
     for t in range(steps):
         point = optimizer.point(state)
         decoded = exact_sum(model, parts, plan.code, point)

@@ -79,7 +79,8 @@ class Session:
         self.optimizer = ctx.plan.optimizer()
         self.fingerprint = self.config.fingerprint()
         if resume is None:
-            self.state = self.optimizer.init(np.zeros(data.features))
+            start = ctx.model.initial_parameters(data.features, self.config.seed)
+            self.state = self.optimizer.init(start)
             self.start, self.previous, self.train_time = 0, None, 0.0
             self.trajectory: list[np.ndarray] = []
         else:
@@ -238,7 +239,7 @@ class Session:
         self.checkpoint()
         write_array(self.out / MODEL_FILE, self.model())
         if self.config.log.trajectory:
-            shape = (0, self.data.features)
+            shape = (0, self.ctx.features)
             trajectory = np.array(self.trajectory) if self.trajectory else np.empty(shape)
             write_array(self.out / TRAJECTORY_FILE, trajectory)
         if not self.last_metrics:
