@@ -138,7 +138,7 @@ class Session:
         # one line per metric point on stderr, so long runs show progress in workflow logs
         metrics = " ".join(
             f"{key} {record[key]:.6g}"
-            for key in ("loss", "auc", "relative_error", "normalized_error")
+            for key in ("loss", "auc", "accuracy", "relative_error", "normalized_error")
             if key in record
         )
         print(
@@ -261,7 +261,8 @@ class Session:
                 "completed": self.completed,
                 "resumed_from": self.resumed_from,
                 "data": self.data.describe(),
-                "model": {"kind": self.config.model.kind, "l2": self.ctx.l2},
+                "model": {"kind": self.config.model.kind, "l2": self.ctx.l2}
+                | ({"params": self.config.model.params} if self.config.model.params else {}),
                 "optimizer": self.config.optimizer.__dict__,
                 "final": self.last_metrics,
                 "train_time": self.train_time,

@@ -57,12 +57,13 @@ class Compiled:
         """``sum_i grad l(x_i, y_i; theta)``, float64 ``(p,)``."""
         with jax.enable_x64(True):
             out = self._gradient(*self._inputs(theta, x), y)
-            return np.asarray(out, dtype=np.float64)
+            # a copy: JAX's buffer is read-only, and the runtime adds into what it gets
+            return np.array(out, dtype=np.float64)
 
     def losses(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``l(x_i, y_i; theta)`` per row, float64 ``(rows,)``."""
         with jax.enable_x64(True):
-            return np.asarray(self._losses(*self._inputs(theta, x), y), dtype=np.float64)
+            return np.array(self._losses(*self._inputs(theta, x), y), dtype=np.float64)
 
     def predict(self, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
         """The class of highest logit per row, ``(rows,)``."""
