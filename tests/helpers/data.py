@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from gradcode.data import prepare, provenance
-from gradcode.data.prepared import write_prepared
 from gradcode.data.cli import add_parser
 from gradcode.data.location import DATA_DIR_ENV, data_root
+from gradcode.data.prepared import write_prepared
 from gradcode.errors import CLIError
 from tests.helpers.formats import generate
 

@@ -13,6 +13,10 @@ from tests.helpers.mpi import LATE, base_run, relative_errors, run_config
 pytestmark = pytest.mark.mpi
 
 MLP = {"kind": "mlp", "params": {"hidden": [16]}}
+SINGLE = {"kind": "mlp", "params": {"hidden": [16], "dtype": "float32"}}
+#: what an exact code's iterates may differ from the serial run's by (max |difference| / max
+#: |serial| per iteration; see gradcode.models.nn on precision)
+TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
 
 
 def _network_run(data, model, scheme, **overrides):
@@ -37,14 +41,14 @@ def test_an_uncoded_network_job_reproduces_the_serial_run_bit_for_bit(tmp_path, 
     ("model", "scheme", "ranks"),
     [
         (MLP, {"name": "frc", "params": {"n": 4, "s": 1}}, 5),
-        (MLP, {"name": "crc", "params": {"n": 5, "s": 2}}, 6),
+        (SINGLE, {"name": "crc", "params": {"n": 5, "s": 2}}, 6),
         (
             {"kind": "coded-reduce-cnn", "params": {"image": [1, 8, 8]}},
             {"name": "frc", "params": {"n": 4, "s": 1}},
             5,
         ),
     ],
-    ids=["mlp-frc", "mlp-crc", "cnn-frc"],
+    ids=["mlp-frc", "mlp-float32-crc", "cnn-frc"],
 )
 def test_an_exact_code_trains_a_network_as_the_serial_run_does(
     tmp_path, digits_data, model, scheme, ranks
@@ -53,4 +57,4 @@ def test_an_exact_code_trains_a_network_as_the_serial_run_does(
     job = run_config(tmp_path, run, ranks=ranks, timeout=180).check()
     reference = serial_trajectory(load_config(job.run_file))
     errors = relative_errors(job.trajectory(), reference)
-    assert errors.max() <= 1e-12, errors
+    assert errors.max() <= TOLERANCE[model["params"].get("dtype", "float64")], errors
