@@ -58,3 +58,13 @@ def test_an_exact_code_trains_a_network_as_the_serial_run_does(
     reference = serial_trajectory(load_config(job.run_file))
     errors = relative_errors(job.trajectory(), reference)
     assert errors.max() <= TOLERANCE[model["params"].get("dtype", "float64")], errors
+
+
+def test_a_network_run_resumes_from_its_checkpoint_exactly(tmp_path, digits_data):
+    scheme = {"name": "uncoded", "params": {"n": 4}}
+    first = _network_run(digits_data, MLP, scheme, iterations=3, checkpoint={"every": 1})
+    run_config(tmp_path, first, ranks=5, name="run").check()
+    job = run_config(tmp_path, first | {"iterations": 6}, ranks=5, name="run").check()
+    assert job.summary()["resumed_from"] == 3
+    reference = serial_trajectory(load_config(job.run_file))
+    np.testing.assert_array_equal(job.trajectory(), reference)
