@@ -10,6 +10,7 @@ import pytest
 
 from gradcode.errors import ParameterError
 from gradcode.models import build, task
+from gradcode.models.nn.backend import Compiled
 from gradcode.models.nn.cnn import CodedReduceCNN
 from gradcode.models.nn.mlp import MLP
 
@@ -141,3 +142,18 @@ def test_metrics_and_labels():
         model.partial_gradient(X, np.full(40, 10.0), theta)
     with pytest.raises(ValueError, match="labels must be"):
         model.partial_gradient(X, np.full(40, 0.5), theta)
+
+
+def test_a_call_takes_a_bounded_run_of_rows_and_a_sum_adds_the_runs():
+    # the Table II network on CIFAR-sized rows: about 1.2 MB of float64 activations per row
+    assert CodedReduceCNN().rows_per_call(3072) == 224
+    model = MLP(hidden=[8])
+    X, y = _data(11, 64, 10, seed=8)
+    theta = model.initial_parameters(64, 0)
+    small = Compiled(model.layout(64), model.logits, "float64", rows_per_call=4)  # 4 + 4 + 3
+    labels = model.labels(y)
+    whole = model.partial_gradient(X, y, theta)
+    summed = small.gradient_sum(theta, X, labels)
+    np.testing.assert_allclose(summed, whole, rtol=1e-12, atol=1e-14 * np.abs(whole).max())
+    np.testing.assert_allclose(small.losses(theta, X, labels), model.losses(X, y, theta))
+    assert np.array_equal(small.predict(theta, X), model.predict(X, theta))

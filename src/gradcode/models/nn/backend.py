@@ -8,6 +8,7 @@ are cast to the network's dtype, the outputs back to float64).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -28,12 +29,22 @@ def cross_entropy(logits: Any, labels: Any) -> Any:
     return jax.nn.logsumexp(logits, axis=1) - picked
 
 
+def chunks(rows: int, most: int) -> list[slice]:
+    """``rows`` cut into the fewest runs of at most ``most`` rows, of sizes that differ by one
+    at most (so ``jax.jit`` compiles for two shapes at most); one empty run for no rows."""
+    count = max(1, -(-rows // most))
+    edges = [rows * i // count for i in range(count + 1)]
+    return [slice(start, stop) for start, stop in itertools.pairwise(edges)]
+
+
 class Compiled:
     """The compiled functions of one network on rows of one width (``jax.jit`` compiles once
-    per shape of the rows, i.e. once per partition size)."""
+    per shape of the rows). A call takes ``rows_per_call`` rows at most, so that the
+    activations of a whole training set (a CNN's are about a megabyte per image) never sit in
+    memory at once; a gradient sum over more rows adds the sums of the runs, in order."""
 
-    def __init__(self, layout: Layout, logits: Logits, dtype: str) -> None:
-        self.layout, self.dtype = layout, np.dtype(dtype)
+    def __init__(self, layout: Layout, logits: Logits, dtype: str, rows_per_call: int) -> None:
+        self.layout, self.dtype, self.rows_per_call = layout, np.dtype(dtype), rows_per_call
 
         def forward(theta: Any, x: Any) -> Any:
             return logits(layout.unflatten(theta), x)
@@ -55,17 +66,29 @@ class Compiled:
 
     def gradient_sum(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``sum_i grad l(x_i, y_i; theta)``, float64 ``(p,)``."""
+        total = None
         with jax.enable_x64(True):
-            out = self._gradient(*self._inputs(theta, x), y)
-            # a copy: JAX's buffer is read-only, and the runtime adds into what it gets
-            return np.array(out, dtype=np.float64)
+            for run in chunks(len(y), self.rows_per_call):
+                # a copy: JAX's buffer is read-only, and the runtime adds into what it gets
+                part = np.array(self._gradient(*self._inputs(theta, x[run]), y[run]), np.float64)
+                total = part if total is None else np.add(total, part, out=total)
+        assert total is not None
+        return total
 
     def losses(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``l(x_i, y_i; theta)`` per row, float64 ``(rows,)``."""
         with jax.enable_x64(True):
-            return np.array(self._losses(*self._inputs(theta, x), y), dtype=np.float64)
+            parts = [
+                np.asarray(self._losses(*self._inputs(theta, x[run]), y[run]), np.float64)
+                for run in chunks(len(y), self.rows_per_call)
+            ]
+        return np.concatenate(parts)
 
     def predict(self, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
         """The class of highest logit per row, ``(rows,)``."""
         with jax.enable_x64(True):
-            return np.asarray(self._predict(*self._inputs(theta, x)))
+            parts = [
+                np.asarray(self._predict(*self._inputs(theta, x[run])))
+                for run in chunks(len(x), self.rows_per_call)
+            ]
+        return np.concatenate(parts)

@@ -114,6 +114,12 @@ class CodedReduceCNN(Network):
                 out[name] = torch_default_uniform(rng, shape, fan_in)
         return out
 
+    def activations(self, features: int) -> int:
+        _channels, height, width = self.image
+        convolved = 2 * CONV1 * height * width  # convolution 1, before and after ReLU
+        pooled = CONV1 * (height // self.pool[0]) * (width // self.pool[1])
+        return features + convolved + pooled + 2 * CONV2 + 2 * sum(DENSE) + self.classes
+
     def logits(self, params: dict[str, Any], x: Any) -> Any:
         x = x.reshape((x.shape[0], *self.image))
         pad = KERNEL1 // 2

@@ -52,6 +52,9 @@ class MLP(Network):
             for name, shape in layout.entries
         }
 
+    def activations(self, features: int) -> int:
+        return sum(self.widths(features))
+
     def logits(self, params: dict[str, Any], x: Any) -> Any:
         layers = len(self.hidden) + 1
         for i in range(layers):

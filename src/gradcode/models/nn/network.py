@@ -16,6 +16,11 @@ from gradcode.models.nn.layout import Layout
 from gradcode.sparsity import is_sparse
 
 DTYPES = ("float64", "float32")
+#: bytes one compiled call may fill with activations (``Network.rows_per_call``)
+CALL_MEMORY = 256 * 2**20
+#: bytes of memory per activation value in a call, per byte of the dtype: the forward
+#: pass's values, the backward pass's as many again, and room for XLA's temporaries
+ACTIVATION_COPIES = 4
 
 
 def positive_int(owner: str, name: str, value: object) -> int:
@@ -50,6 +55,11 @@ class Network(Model):
         """Name -> initial array, drawn from ``rng`` in ``layout`` order."""
 
     @abstractmethod
+    def activations(self, features: int) -> int:
+        """How many values the forward pass computes per row (every layer's output): what
+        sizes the runs of rows one compiled call takes."""
+
+    @abstractmethod
     def logits(self, params: dict[str, Any], x: Any) -> Any:
         """The forward pass in ``jax.numpy``: ``x`` ``(rows, features)`` -> ``(rows,
         classes)``; only this is written by hand, ``jax.grad`` derives the gradient."""
@@ -65,8 +75,15 @@ class Network(Model):
     def compiled(self, features: int) -> Compiled:
         """The compiled functions for rows of ``features`` columns (kept per width)."""
         if features not in self._compiled:
-            self._compiled[features] = Compiled(self.layout(features), self.logits, self.dtype)
+            self._compiled[features] = Compiled(
+                self.layout(features), self.logits, self.dtype, self.rows_per_call(features)
+            )
         return self._compiled[features]
+
+    def rows_per_call(self, features: int) -> int:
+        """The most rows one compiled call takes: ``CALL_MEMORY`` of activations."""
+        per_row = self.activations(features) * np.dtype(self.dtype).itemsize * ACTIVATION_COPIES
+        return max(1, CALL_MEMORY // per_row)
 
     def _rows(self, X: Matrix) -> np.ndarray:
         return np.asarray(X.toarray() if is_sparse(X) else X)
