@@ -68,3 +68,15 @@ def test_a_network_run_resumes_from_its_checkpoint_exactly(tmp_path, digits_data
     assert job.summary()["resumed_from"] == 3
     reference = serial_trajectory(load_config(job.run_file))
     np.testing.assert_array_equal(job.trajectory(), reference)
+
+
+def test_a_network_that_cannot_take_the_rows_is_one_line(tmp_path, digits_data):
+    cnn = {"kind": "coded-reduce-cnn"}  # 3 x 32 x 32 images; the digits are 8 x 8
+    run = _network_run(digits_data, cnn, {"name": "uncoded", "params": {"n": 2}})
+    job = run_config(tmp_path, run, ranks=3)
+    assert not job.ok
+    lines = [line for line in job.result.stderr.splitlines() if "error" in line]
+    assert lines == [
+        "gradcode.train: error: model.params: model coded-reduce-cnn: rows of 64 features "
+        "are not 3 x 32 x 32 images"
+    ], job.result.stderr

@@ -84,7 +84,8 @@ class CodedReduceCNN(Network):
         channels, height, width = self.image
         if features != channels * height * width:
             raise ValueError(
-                f"rows of {features} features are not {channels} x {height} x {width} images"
+                f"model {self.kind}: rows of {features} features are not "
+                f"{channels} x {height} x {width} images"
             )
         return Layout.of(
             [
