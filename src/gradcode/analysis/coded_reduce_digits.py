@@ -10,8 +10,9 @@ classes, no download), so the accuracies are those of the stand-in, not of CIFAR
 
 Learning. A one-hidden-layer perceptron (64 -> 32 ReLU -> 10, softmax cross-entropy; Glorot
 uniform initialisation, zero biases): ``gradcode.models.nn.mlp.MLP``, whose gradient JAX derives
-and compiles (float64, like the NumPy code it replaced to within 1e-12: see the measurement in
-``docs/guide/models.md``), trained by full-batch gradient descent on
+and compiles in float64 (the curves are those of the hand-written NumPy gradient it replaced:
+the same accuracies, losses within 2.2e-16; ``docs/guide/models.md``), trained by full-batch
+gradient descent on
 ``TRAIN_SIZE = 1404`` images (9 per worker, 39 per CR partition, 234 per CR node: every
 allocation is a whole number of images); the other 393 are the test set. The step size
 follows the paper's schedule shape (decay by 0.7 at iterations 1300 and 2100 of 2500, i.e. at
