@@ -42,13 +42,14 @@ def test_an_uncoded_network_job_reproduces_the_serial_run_bit_for_bit(tmp_path, 
     [
         (MLP, {"name": "frc", "params": {"n": 4, "s": 1}}, 5),
         (SINGLE, {"name": "crc", "params": {"n": 5, "s": 2}}, 6),
+        (MLP, {"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}}, 7),
         (
             {"kind": "coded-reduce-cnn", "params": {"image": [1, 8, 8]}},
             {"name": "frc", "params": {"n": 4, "s": 1}},
             5,
         ),
     ],
-    ids=["mlp-frc", "mlp-float32-crc", "cnn-frc"],
+    ids=["mlp-frc", "mlp-float32-crc", "mlp-coded-reduce", "cnn-frc"],
 )
 def test_an_exact_code_trains_a_network_as_the_serial_run_does(
     tmp_path, digits_data, model, scheme, ranks
