@@ -118,9 +118,8 @@ def prepare(
     """Prepare data set ``name`` into directory ``out`` (``data.npz`` and ``meta.json``).
 
     Args:
-        name: one of :func:`gradcode.data.available` (``amazon``, ``amazon-standin``,
-            ``cifar10``, ``cifar10-standin``, ``gisette``, ``gisette-standin``,
-            ``synthetic-linear``, ``synthetic-logistic``).
+        name: one of :func:`gradcode.data.available` (``amazon``, ``cifar10``, ``gisette``,
+            their ``-standin``, ``synthetic-linear``, ``synthetic-logistic``).
         out: output directory; it must not exist unless ``overwrite``. It appears only when
             everything succeeded (written beside it, then renamed).
         raw: input files and/or directories holding them (real data sets only).
