@@ -221,7 +221,7 @@ def test_standin_has_cifar10s_shape_and_range_and_is_learnable(tmp_path):
     assert data.meta["labels"]["train"] == {str(c): 50 for c in range(10)}
     assert data.meta["labels"]["test"] == {str(c): 20 for c in range(10)}
     # a nearest-class-mean rule does far better than chance (0.1): there is structure to learn
-    assert _nearest_mean_accuracy(data) > 0.5
+    assert _nearest_mean_accuracy(data) > 0.3
     made("b")
     assert (tmp_path / "a" / "data.npz").read_bytes() == (tmp_path / "b" / "data.npz").read_bytes()
     assert not np.array_equal(made("c", seed=1).X_train, data.X_train)

@@ -12,10 +12,13 @@ often (as CIFAR-10), ``task = multiclass`` and labels 0..9.
 How it is drawn (``numpy.random.default_rng(seed)``, in this order): one template per class and
 channel, a sum of four plane waves of random low frequency (0..3 cycles per image each way),
 phase and amplitude, scaled to standard deviation 1; then for the training images and then the
-test images, a balanced random order of labels and, per image, the class template shifted by a
-random translation of -3..3 pixels each way (circularly), ``pixel = round(128 + 48 * template
-+ noise)`` with noise ``N(0, 40^2)``, clipped to 0..255. A network (or a linear model) can
-therefore do much better than chance (1 in 10), but the accuracies say nothing about CIFAR-10.
+test images, a balanced random order of labels and, per image, the class template shifted
+circularly by a random 0..32 pixels each way, ``pixel = round(128 + 48 * template + noise)``
+with noise ``N(0, 20^2)``, clipped to 0..255. The shift hides where a pattern is, so a rule on
+fixed pixels is weak (a nearest-class-mean rule on 4,000 images: test accuracy 0.60, mostly from
+the classes' mean colours), while a small network trained on inputs centred and scaled (as one
+trains on CIFAR-10) passed 0.65 within 12 epochs on the same 4,000 images; chance is 0.1. The
+accuracies say nothing about CIFAR-10.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from gradcode.data.io import RawFile
 from gradcode.data.prepared import Built
 
 TRAIN_ROWS, TEST_ROWS = 50_000, 10_000
-WAVES, MAX_FREQUENCY, MAX_SHIFT = 4, 3, 3
-CONTRAST, NOISE = 48.0, 40.0
+WAVES, MAX_FREQUENCY, MAX_SHIFT = 4, 3, SIDE // 2
+CONTRAST, NOISE = 48.0, 20.0
 _ROWS_PER_BLOCK = 2000  # bounds the float64 draws to 2000 x 3072 at a time
 
 
@@ -99,7 +102,7 @@ def build(
             "generator": "numpy.random.default_rng(seed)",
             "templates": f"per class and channel {WAVES} plane waves, 0..{MAX_FREQUENCY} cycles",
             "pixels": f"round(128 + {CONTRAST:g} * shifted template + N(0, {NOISE:g}^2)), 0..255",
-            "shift": f"circular, -{MAX_SHIFT}..{MAX_SHIFT} pixels each way",
+            "shift": f"circular, -{MAX_SHIFT}..{MAX_SHIFT} pixels each way (any position)",
             "features": "pixel / 255, channel-first (3, 32, 32) row-major, as cifar10",
             "labels": "class index 0..9, balanced, random order",
             "imitates": "cifar10 " + variant,
