@@ -199,7 +199,7 @@ DATASETS: dict[str, DatasetSpec] = {
         ),
         DatasetSpec(
             name="cifar10",
-            summary="CIFAR-10 python batches: 32x32x3 images / 255, 10 classes (multiclass)",
+            summary="CIFAR-10 python batches: 3x32x32 images / 255, 10 classes (multiclass)",
             builder="cifar10:build",
             variants={"full": _CIFAR10, "paper001": _CIFAR10, "custom": _CIFAR10},
             variant_help={
@@ -214,7 +214,7 @@ DATASETS: dict[str, DatasetSpec] = {
         ),
         DatasetSpec(
             name="cifar10-standin",
-            summary="STAND-IN, NOT CIFAR-10: synthetic 32x32x3 images of 10 classes",
+            summary="STAND-IN, NOT CIFAR-10: synthetic 3x32x32 images of 10 classes",
             builder="cifar10_standin:build",
             variants={"full": (), "paper001": (), "custom": ()},
             variant_help={
