@@ -5,6 +5,8 @@ and recommends codes. The rest comes with pyproject.toml's extras:
 
 - ``mpi``: training as MPI jobs (mpi4py, and the MPICH and Open MPI wheels' launchers);
 - ``data``: preparing data sets (scikit-learn), also for the digits analysis;
+- ``nn``: neural networks as models (JAX on the CPU: ``gradcode.models.nn``), also for the
+  digits analysis;
 - ``workflow``: the Snakemake workflow, its notebooks and figures (Snakemake, papermill,
   Jupyter's kernel, jupytext, matplotlib);
 - ``test``: the test suite's tools, and every extra above (``all``).
@@ -26,6 +28,7 @@ from gradcode.errors import UserError
 MODULES: dict[str, tuple[str, ...]] = {
     "mpi": ("mpi4py",),
     "data": ("sklearn",),
+    "nn": ("jax",),
     "workflow": ("snakemake", "papermill", "jupytext", "matplotlib"),
 }
 

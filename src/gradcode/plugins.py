@@ -14,6 +14,9 @@ A package extends gradcode without forking it by declaring, in its ``pyproject.t
     [project.entry-points."gradcode.aggregators"]
     my-aggregator = "my_package.aggregators:MyAggregator"
 
+    [project.entry-points."gradcode.models"]
+    my-model = "my_package.models:MyModel"
+
 Once the package is installed, the names work everywhere a built-in name does. Discovery is
 lazy (on the first look-up in a process) and never hides a built-in: a plug-in that fails to
 import, is not the kind of class its group takes, or takes a name a built-in (or another
@@ -25,6 +28,7 @@ same line.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import threading
 import warnings
@@ -43,6 +47,8 @@ TIMING_MODELS_GROUP = "gradcode.timing_models"
 ATTACKS_GROUP = "gradcode.attacks"
 #: entry-point group of robust aggregators (``gradcode.aggregators.Aggregator`` subclasses)
 AGGREGATORS_GROUP = "gradcode.aggregators"
+#: entry-point group of models (``gradcode.models.Model`` subclasses)
+MODELS_GROUP = "gradcode.models"
 
 
 class PluginError(UserError):
@@ -186,8 +192,24 @@ def one_line_plugin_warnings() -> None:
     warnings.showwarning = _show_warning
 
 
+def constructor_problem(cls: type) -> str | None:
+    """What keeps ``cls(**params)`` from taking every parameter by keyword (``None``:
+    nothing): a run file or a spec gives parameters by name only."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError) as error:
+        return f"{cls.__name__}'s constructor has no readable signature ({error})"
+    for parameter in signature.parameters.values():
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.VAR_POSITIONAL):
+            return (
+                f"bad signature {cls.__name__}{signature}: parameter {parameter.name!r} cannot "
+                "be given by keyword"
+            )
+    return None
+
+
 class NamedClasses:
-    """Name -> class for one kind of plug-in object (attacks, aggregators): the built-ins
+    """Name -> class for one kind of plug-in object (attacks, aggregators, models): the built-ins
     (``"module:Class"`` below ``package``, imported on first use), the group's installed
     plug-ins and classes registered at run time, in that order of precedence; a name is taken
     once. ``check(name, cls)`` says what keeps a class from serving (``None``: nothing)."""

@@ -10,11 +10,13 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from gradcode.data import prepare
+from gradcode.data import prepare, provenance
 from gradcode.data.cli import add_parser
 from gradcode.data.location import DATA_DIR_ENV, data_root
+from gradcode.data.prepared import write_prepared
 from gradcode.errors import CLIError
 from tests.helpers.formats import generate
 
@@ -28,6 +30,34 @@ def small_logistic(out: Path) -> Path:
 def small_linear(out: Path) -> Path:
     """240 training rows, 8 features, no test rows."""
     prepare("synthetic-linear", out, variant="custom", rows=240, features=8, test_rows=0)
+    return out
+
+
+def small_digits(out: Path, train: int = 480, test: int = 200) -> Path:
+    """scikit-learn's digits (8 x 8 images scaled to [0, 1], labels 0..9) as a prepared
+    ``multiclass`` set: the first ``train`` rows train, the next ``test`` rows test."""
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    rows = np.arange(train + test)
+    arrays = {
+        "X_train": x[:train] / 16.0,
+        "X_test": x[train : train + test] / 16.0,
+        "y_train": y[:train].astype(np.float64),
+        "y_test": y[train : train + test].astype(np.float64),
+        "train_rows": rows[:train],
+        "test_rows": rows[train:],
+    }
+    meta = {
+        "format": provenance.FORMAT,
+        "dataset": "digits-test",
+        "variant": "test",
+        "stand_in": False,
+        "task": "multiclass",
+        "storage": "dense",
+        "shapes": {"X_train": [train, 64], "X_test": [test, 64]},
+    }
+    write_prepared(out, arrays, meta)
     return out
 
 

@@ -114,6 +114,37 @@ class Clash(FirstOf):
     name = "median"
 '''
 
+MODELS = '''"""Models of the fake distribution."""
+
+import numpy as np
+
+from gradcode.models import LinearRegression
+
+
+class Doubled(LinearRegression):
+    """Linear regression with its loss doubled, starting from ones."""
+
+    kind = "toy-doubled"
+
+    def partial_gradient(self, X, y, theta):
+        return 2.0 * super().partial_gradient(X, y, theta)
+
+    def losses(self, X, y, theta):
+        return 2.0 * super().losses(X, y, theta)
+
+    def initial_parameters(self, features, seed):
+        return np.ones(self.parameter_count(features))
+
+
+class NoTask(Doubled):
+    kind = "toy-no-task"
+    task = "ranking"
+
+
+class Clash(Doubled):
+    kind = "logistic"
+'''
+
 ENTRY_POINTS = """\
 [gradcode.codes]
 toy-replica = fakeplug.codes:ToyReplica
@@ -134,6 +165,11 @@ noise = fakeplug.attacks:Clash
 [gradcode.aggregators]
 toy-first = fakeplug.aggregators:FirstOf
 median = fakeplug.aggregators:Clash
+
+[gradcode.models]
+toy-doubled = fakeplug.models:Doubled
+toy-no-task = fakeplug.models:NoTask
+logistic = fakeplug.models:Clash
 """
 
 #: plug-in names that must be refused, with a fragment of the reason each gets
@@ -156,6 +192,7 @@ def make_distribution(root: Path) -> Path:
     (package / "timing.py").write_text(TIMING)
     (package / "attacks.py").write_text(ATTACKS)
     (package / "aggregators.py").write_text(AGGREGATORS)
+    (package / "models.py").write_text(MODELS)
     info = root / "fakeplug-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 0.1\n")

@@ -6,6 +6,7 @@ from gradcode import timing
 from gradcode.aggregators import registry as aggregator_registry
 from gradcode.attacks import registry as attack_registry
 from gradcode.codes import registry
+from gradcode.models import registry as model_registry
 from tests.helpers.plugins import make_distribution
 
 
@@ -14,6 +15,7 @@ def _forget_plugins():
     timing.PLUGINS.reset()
     attack_registry.PLUGINS.reset()
     aggregator_registry.PLUGINS.reset()
+    model_registry.PLUGINS.reset()
 
 
 @pytest.fixture

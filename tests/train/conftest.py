@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.data import small_linear, small_logistic
+from tests.helpers.data import small_digits, small_linear, small_logistic
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +21,9 @@ def logistic_data(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def linear_data(tmp_path_factory) -> Path:
     return small_linear(tmp_path_factory.mktemp("data") / "linear")
+
+
+@pytest.fixture(scope="session")
+def digits_data(tmp_path_factory) -> Path:
+    """scikit-learn's digits, labels 0..9: 480 training rows, 200 test rows."""
+    return small_digits(tmp_path_factory.mktemp("data") / "digits")

@@ -50,7 +50,12 @@ def test_minimal_run_gets_the_documented_defaults():
         ({"data": {"prepared": "/x", "dataset": "amazon"}}, "data: give exactly one of"),
         ({"data": {"prepared": "/x", "variant": "tandon"}}, "data.variant: only with data.dataset"),
         ({"data": {"prepared": "/x", "colour": 1}}, "data.colour: unknown key"),
-        ({"model": {"kind": "svm"}}, "model.kind: must be one of logistic, linear"),
+        ({"model": {"kind": "svm"}}, "model.kind: unknown model 'svm' (available: "),
+        ({"model": {"kind": "mlp", "params": {"hidden": [0]}}}, "model.params: model mlp: hidden"),
+        (
+            {"model": {"kind": "logistic", "params": {"hidden": [3]}}},
+            "model.params: model logistic",
+        ),
         ({"model": {"kind": "linear", "l2": "1/n"}}, "model.l2: must be a number >= 0 or"),
         ({"optimizer": {"kind": "adam", "step": 1}}, "optimizer.kind: must be one of gd,"),
         ({"optimizer": {"step": -1}}, "optimizer.step: must be a finite number > 0"),

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradcode.aggregators.base import Aggregator
-from gradcode.plugins import AGGREGATORS_GROUP, NamedClasses
+from gradcode.plugins import AGGREGATORS_GROUP, NamedClasses, constructor_problem
 
 #: aggregator name -> "module:Class" below ``gradcode.aggregators``
 AGGREGATORS: dict[str, str] = {
@@ -29,17 +29,7 @@ def class_problem(name: str, cls: object) -> str | None:
         return f"the class {cls.__name__} is named {cls.name!r}, not {name!r}"
     if inspect.isabstract(cls):
         return f"{cls.__name__} does not implement {', '.join(sorted(cls.__abstractmethods__))}"
-    try:
-        signature = inspect.signature(cls)
-    except (TypeError, ValueError) as error:
-        return f"{cls.__name__}'s constructor has no readable signature ({error})"
-    for parameter in signature.parameters.values():
-        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.VAR_POSITIONAL):
-            return (
-                f"bad signature {cls.__name__}{signature}: parameter {parameter.name!r} cannot "
-                "be given by keyword"
-            )
-    return None
+    return constructor_problem(cls)
 
 
 #: the built-ins, the aggregators of installed packages (entry-point group

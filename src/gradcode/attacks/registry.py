@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradcode.attacks.base import Attack
-from gradcode.plugins import ATTACKS_GROUP, NamedClasses
+from gradcode.plugins import ATTACKS_GROUP, NamedClasses, constructor_problem
 
 #: attack name -> "module:Class" below ``gradcode.attacks``
 ATTACKS: dict[str, str] = {
@@ -34,17 +34,7 @@ def class_problem(name: str, cls: object) -> str | None:
         return f"{cls.__name__} does not implement {', '.join(sorted(cls.__abstractmethods__))}"
     if not isinstance(cls.omniscient, bool) or not isinstance(cls.min_honest, int):
         return f"{cls.__name__} declares omniscient (bool) and min_honest (int) wrongly"
-    try:
-        signature = inspect.signature(cls)
-    except (TypeError, ValueError) as error:
-        return f"{cls.__name__}'s constructor has no readable signature ({error})"
-    for parameter in signature.parameters.values():
-        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.VAR_POSITIONAL):
-            return (
-                f"bad signature {cls.__name__}{signature}: parameter {parameter.name!r} cannot "
-                "be given by keyword"
-            )
-    return None
+    return constructor_problem(cls)
 
 
 #: the built-ins, the attacks of installed packages (entry-point group ``gradcode.attacks``)

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.models import build as build_model
 from gradcode.pipeline.paths import KILLS_FILE, LOST_FILE
 from gradcode.runfile.config import RunConfig, load_config
 from gradcode.runfile.dataset import load_training_data
@@ -170,11 +169,11 @@ def gradient_errors(run: FailedRun) -> tuple[np.ndarray, np.ndarray]:
         )
     plan = build_plan(config)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
-    model = build_model(config.model.kind)
+    model = config.model.build()
     l2 = config.model.l2_value(data.rows)
     parts = [data.part(p) for p in range(plan.partitions)]
     errors, norms = np.empty(len(run.trajectory)), np.empty(len(run.trajectory))
-    previous = np.zeros(data.features)
+    previous = model.initial_parameters(data.features, config.seed)
     for t, theta in enumerate(run.trajectory):
         decoded = data.rows * ((previous - theta) / step - 2.0 * l2 * previous)
         exact = exact_sum(model, parts, plan.code, previous)

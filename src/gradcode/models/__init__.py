@@ -5,29 +5,31 @@ A model is the loss ``l(x, y; theta)`` of one example; the objective over ``N`` 
 convention of Tandon et al.'s code). Workers compute ``partial_gradient`` on their partitions:
 the *unscaled sum* of the per-example gradients of one partition, so that the sum over all
 partitions (what every exact gradient code decodes) is ``sum_i grad l_i``, and the master forms
-``full_gradient`` from it. Shapes: ``X`` ``(rows, p)`` (CSR or dense), ``y`` ``(rows,)``,
-``theta`` ``(p,)``.
+``full_gradient`` from it. Shapes: ``X`` ``(rows, features)`` (CSR or dense), ``y``
+``(rows,)``, ``theta`` ``(p,)`` with ``p = model.parameter_count(features)``; the run starts
+from ``model.initial_parameters(features, seed)``.
 
-``build(kind)`` returns the model: ``logistic`` (labels +-1; metric: test AUC) or ``linear``
-(real targets; metrics: relative error between iterates, normalized error to ``theta*``).
+``build(kind, params)`` returns a model by name (``gradcode.models.registry``): ``logistic``
+(labels +-1; metric: test AUC), ``linear`` (real targets; metrics: relative error between
+iterates, normalized error to ``theta*``), and, with the ``nn`` extra (JAX), the networks of
+``gradcode.models.nn``: ``mlp`` and ``coded-reduce-cnn`` (paper 001's Table II), on labels
+``0 .. C-1``. Installed packages add models through the entry-point group ``gradcode.models``.
 """
 
-from gradcode.errors import UnknownNameError
-from gradcode.models.base import Model
+from gradcode.models.base import TASKS, Model
 from gradcode.models.linear import LinearRegression
 from gradcode.models.logistic import LogisticRegression
+from gradcode.models.registry import available, build, model_class, register, task, unregister
 
-ML_MODELS: dict[str, type[Model]] = {
-    LogisticRegression.kind: LogisticRegression,
-    LinearRegression.kind: LinearRegression,
-}
-
-
-def build(kind: str) -> Model:
-    """The model ``kind`` (``logistic`` or ``linear``); ``ValueError`` naming the choices."""
-    if kind not in ML_MODELS:
-        raise UnknownNameError("model", kind, ML_MODELS)
-    return ML_MODELS[kind]()
-
-
-__all__ = ["ML_MODELS", "LinearRegression", "LogisticRegression", "Model", "build"]
+__all__ = [
+    "TASKS",
+    "LinearRegression",
+    "LogisticRegression",
+    "Model",
+    "available",
+    "build",
+    "model_class",
+    "register",
+    "task",
+    "unregister",
+]

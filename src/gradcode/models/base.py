@@ -1,4 +1,5 @@
-"""The interface of a model: per-partition gradient sums, the objective, metrics."""
+"""The interface of a model: per-partition gradient sums, the objective, metrics, and what the
+runtime asks before training: the parameter count, the initial parameters, the task."""
 
 from __future__ import annotations
 
@@ -24,12 +25,35 @@ def rmatvec(X: Matrix, residual: np.ndarray) -> np.ndarray:
     return residual @ X
 
 
+#: what a model may declare as its ``task``: the ``meta["task"]`` of the data it trains on
+#: (``classification``: labels +-1; ``regression``: real targets; ``multiclass``: labels
+#: ``0 .. C-1``)
+TASKS = ("classification", "regression", "multiclass")
+
+
 class Model(ABC):
-    """A loss per example; see the package docstring for the objective and the scaling."""
+    """A loss per example; see the package docstring for the objective and the scaling.
+
+    A subclass names itself (``kind``, the name run files use), declares its ``task`` (one of
+    ``TASKS``) and takes its parameters as keyword arguments of its constructor (a run file's
+    ``model.params``). The defaults below are the linear models': one parameter per feature,
+    starting at zero; a network overrides both.
+    """
 
     kind: ClassVar[str]
-    #: the task the model needs in a prepared data set's ``meta["task"]``
+    #: the task the model needs in a prepared data set's ``meta["task"]`` (one of ``TASKS``)
     task: ClassVar[str]
+
+    def parameter_count(self, features: int) -> int:
+        """The length ``p`` of the flat parameter vector for rows of ``features`` columns
+        (``ValueError`` when the model cannot take such rows)."""
+        return features
+
+    def initial_parameters(self, features: int, seed: int) -> np.ndarray:
+        """``theta_0``: float64 ``(parameter_count(features),)``, a function of ``seed`` only
+        (the same on every machine). The linear models start at zero, whatever the seed."""
+        del seed  # zero needs no draw
+        return np.zeros(self.parameter_count(features))
 
     @abstractmethod
     def partial_gradient(self, X: Matrix, y: np.ndarray, theta: np.ndarray) -> np.ndarray:

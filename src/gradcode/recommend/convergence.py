@@ -63,7 +63,6 @@ import numpy as np
 from gradcode.codes import GradientCode
 from gradcode.lru import LRUCache
 from gradcode.models import Model
-from gradcode.models import build as build_model
 from gradcode.runfile.config import (
     AdversaryConfig,
     RunConfig,
@@ -107,7 +106,7 @@ class TrainingProblem:
     def __init__(self, config: RunConfig, source: str | None = None) -> None:
         self.config = config
         self.source = source or config.name
-        self.model: Model = build_model(config.model.kind)
+        self.model: Model = config.model.build()
         self._splits: LRUCache[Split] = LRUCache(SPLITS_KEPT)
         #: exact traces by ("k", k, target, iterations) and ("rows", rows, target, iterations)
         self._exact: dict[tuple[str, int, float, int], ExactTrace] = {}

@@ -24,7 +24,7 @@ from typing import Any
 
 from gradcode.codes import GradientCode, available
 from gradcode.errors import UnknownNameError
-from gradcode.models import ML_MODELS
+from gradcode.models import available as available_models
 from gradcode.recommend.errors import RecommendError
 
 
@@ -78,8 +78,8 @@ class Limits:
                 if name not in known:
                     raise UnknownNameError("scheme", name, known)
             object.__setattr__(self, "schemes", tuple(dict.fromkeys(names)))
-        if self.model_kind is not None and self.model_kind not in ML_MODELS:
-            raise UnknownNameError("model", self.model_kind, ML_MODELS)
+        if self.model_kind is not None and self.model_kind not in available_models():
+            raise UnknownNameError("model", self.model_kind, available_models())
 
     def describe(self) -> list[str]:
         """The limits in force, as the command line spells them."""

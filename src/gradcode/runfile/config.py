@@ -18,7 +18,10 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       trim: bool                    # [true] drop the last N mod k training rows
       partition_seed: int | null    # [null] contiguous partitions; int: shuffled first
     model:
-      kind: logistic | linear       # required
+      kind: str                     # required: a gradcode.models model (logistic, linear,
+                                    # the networks mlp and coded-reduce-cnn, or a plug-in's)
+      params: {key: value}          # [{}] the model's parameters (mlp: hidden, classes,
+                                    # dtype; coded-reduce-cnn: image, classes, dtype)
       l2: number >= 0 | "1/N"       # [0] objective (1/N) sum loss + l2 ||theta||^2
     scheme:
       name: str                     # a gradcode.codes scheme, or ring-allreduce
@@ -137,6 +140,10 @@ from gradcode.attacks import DEFAULT_ATTACK, AttackPlan
 from gradcode.attacks import available as available_attacks
 from gradcode.duration import Duration, DurationError
 from gradcode.errors import UserError
+from gradcode.extras import MissingExtra
+from gradcode.models import Model
+from gradcode.models import available as available_models
+from gradcode.models import build as build_model
 from gradcode.rate import Rate, RateError
 from gradcode.timing import model_from_spec
 from gradcode.yamlfile import read_yaml
@@ -268,9 +275,15 @@ class ModelConfig:
     #: a number, or None with ``l2_per_row`` for "1/N"
     l2: float = 0.0
     l2_per_row: bool = False
+    #: the model's constructor parameters (``model.params``)
+    params: dict[str, Any] = field(default_factory=dict)
 
     def l2_value(self, rows: int) -> float:
         return 1.0 / rows if self.l2_per_row else self.l2
+
+    def build(self) -> Model:
+        """The model object (validated; a bad parameter is a one-line error)."""
+        return build_model(self.kind, self.params)
 
 
 @dataclass(frozen=True)
@@ -515,6 +528,8 @@ class RunConfig:
                 "faults",
             )
         }
+        if not self.model.params:  # a run without them keeps the fingerprint it had before
+            relevant["model"] = {k: v for k, v in relevant["model"].items() if k != "params"}
         text = json.dumps(relevant, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -613,14 +628,21 @@ def _data(top: _Section, resolve) -> DataConfig:
 
 
 def _model(top: _Section) -> ModelConfig:
-    model = top.section("model", ("kind", "l2"))
-    kind = model.string("kind", choices=("logistic", "linear"))
+    model = top.section("model", ("kind", "l2", "params"))
+    kind, params = model.string("kind"), model.mapping("params")
     l2 = model.raw("l2", 0.0)
     if l2 == "1/N":
-        return ModelConfig(kind, 0.0, l2_per_row=True)
-    if isinstance(l2, str):
+        config = ModelConfig(kind, 0.0, l2_per_row=True, params=params)
+    elif isinstance(l2, str):
         raise ConfigError(f"model.l2: must be a number >= 0 or the string 1/N (got {l2!r})")
-    return ModelConfig(kind, _number("model.l2", l2))
+    else:
+        config = ModelConfig(kind, _number("model.l2", l2), params=params)
+    try:  # the model's name and parameters, checked here where the key is known
+        config.build()
+    except UserError as error:
+        known = kind in available_models() and not isinstance(error, MissingExtra)
+        raise ConfigError(f"{'model.params' if known else 'model.kind'}: {error}") from None
+    return config
 
 
 def _scheme(top: _Section) -> SchemeConfig:

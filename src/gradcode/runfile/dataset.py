@@ -21,13 +21,12 @@ import numpy as np
 from gradcode.data import DataError, OptionError, load_prepared, partition_rows, prepare
 from gradcode.data.location import raw_dirs
 from gradcode.data.prepared import PreparedData
+from gradcode.models import task as model_task
 from gradcode.models.base import Matrix
 from gradcode.runfile.config import ConfigError, DataConfig
 
 #: environment variables: where raw inputs live (as for `gradcode data`), where to cache
 CACHE_ENV = "GRADCODE_CACHE_DIR"
-
-TASKS = {"logistic": "classification", "linear": "regression"}
 
 
 @dataclass(frozen=True)
@@ -77,11 +76,10 @@ def load_training_data(config: DataConfig, k: int, model_kind: str) -> TrainingD
         prepared = _prepared(config)
     except (DataError, OptionError) as error:
         raise ConfigError(f"data: {error}") from None
-    task = prepared.meta.get("task")
-    if task != TASKS[model_kind]:
+    task, needed = prepared.meta.get("task"), model_task(model_kind)
+    if task != needed:
         raise ConfigError(
-            f"model.kind: {model_kind} needs a {TASKS[model_kind]} data set, "
-            f"{prepared.name} is {task}"
+            f"model.kind: {model_kind} needs a {needed} data set, {prepared.name} is {task}"
         )
     rows = prepared.n_train
     kept = rows - rows % k if config.trim else rows

@@ -17,7 +17,6 @@ import numpy as np
 
 from gradcode.codes import GradientCode
 from gradcode.models import Model
-from gradcode.models import build as build_model
 from gradcode.runfile.config import RunConfig
 from gradcode.runfile.dataset import load_training_data
 from gradcode.runfile.plan import build_plan
@@ -27,13 +26,13 @@ def serial_trajectory(config: RunConfig, iterations: int | None = None) -> np.nd
     """The iterates ``theta_1 .. theta_T`` of the uncoded run, shape ``(T, p)``."""
     plan = build_plan(config)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
-    model = build_model(config.model.kind)
+    model = config.model.build()
     l2 = config.model.l2_value(data.rows)
     optimizer = plan.optimizer()
-    state = optimizer.init(np.zeros(data.features))
+    state = optimizer.init(model.initial_parameters(data.features, config.seed))
     parts = [data.part(p) for p in range(plan.partitions)]
     steps = config.iterations if iterations is None else iterations
-    trajectory = np.empty((steps, data.features))
+    trajectory = np.empty((steps, model.parameter_count(data.features)))
     for t in range(steps):
         point = optimizer.point(state)
         decoded = exact_sum(model, parts, plan.code, point)

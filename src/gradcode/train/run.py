@@ -47,7 +47,6 @@ from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.launch import mpilib
-from gradcode.models import build as build_model
 from gradcode.rate import Rate
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
 from gradcode.runfile.dataset import TrainingData, load_training_data
@@ -119,7 +118,7 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
     check_mpi(config)
     warn_links(config, args.run_file)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
-    plan.check_features(data.features)
+    plan.check_features(parameter_count(config, data))
     out = output_dir(config, args.out)
     if args.fresh:
         discard_outputs(out)
@@ -221,7 +220,7 @@ def train(world: MPI.Comm, setup: Setup | None) -> int:
     ctx = RankContext(
         world=world,
         plan=plan,
-        model=build_model(config.model.kind),
+        model=config.model.build(),
         features=shape["features"],
         rows=shape["rows"],
         l2=shape["l2"],
@@ -243,10 +242,19 @@ def train(world: MPI.Comm, setup: Setup | None) -> int:
     return plan.topology.accept(_PROGRAMS, plan.code)(world, ctx, session)
 
 
+def parameter_count(config: RunConfig, data: TrainingData) -> int:
+    """The length of the model's parameter vector on ``data`` (what every message carries);
+    ``ConfigError`` when the model cannot take the data's rows."""
+    try:
+        return config.model.build().parameter_count(data.features)
+    except ValueError as error:
+        raise ConfigError(f"model.params: {error}") from None
+
+
 def _shape(setup: Setup) -> dict[str, Any]:
     rows = setup.data.rows
     return {
-        "features": setup.data.features,
+        "features": parameter_count(setup.config, setup.data),
         "rows": rows,
         "l2": setup.config.model.l2_value(rows),
     }

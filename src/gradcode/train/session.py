@@ -79,7 +79,8 @@ class Session:
         self.optimizer = ctx.plan.optimizer()
         self.fingerprint = self.config.fingerprint()
         if resume is None:
-            self.state = self.optimizer.init(np.zeros(data.features))
+            start = ctx.model.initial_parameters(data.features, self.config.seed)
+            self.state = self.optimizer.init(start)
             self.start, self.previous, self.train_time = 0, None, 0.0
             self.trajectory: list[np.ndarray] = []
         else:
@@ -137,7 +138,7 @@ class Session:
         # one line per metric point on stderr, so long runs show progress in workflow logs
         metrics = " ".join(
             f"{key} {record[key]:.6g}"
-            for key in ("loss", "auc", "relative_error", "normalized_error")
+            for key in ("loss", "auc", "accuracy", "relative_error", "normalized_error")
             if key in record
         )
         print(
@@ -238,7 +239,7 @@ class Session:
         self.checkpoint()
         write_array(self.out / MODEL_FILE, self.model())
         if self.config.log.trajectory:
-            shape = (0, self.data.features)
+            shape = (0, self.ctx.features)
             trajectory = np.array(self.trajectory) if self.trajectory else np.empty(shape)
             write_array(self.out / TRAJECTORY_FILE, trajectory)
         if not self.last_metrics:
@@ -260,7 +261,8 @@ class Session:
                 "completed": self.completed,
                 "resumed_from": self.resumed_from,
                 "data": self.data.describe(),
-                "model": {"kind": self.config.model.kind, "l2": self.ctx.l2},
+                "model": {"kind": self.config.model.kind, "l2": self.ctx.l2}
+                | ({"params": self.config.model.params} if self.config.model.params else {}),
                 "optimizer": self.config.optimizer.__dict__,
                 "final": self.last_metrics,
                 "train_time": self.train_time,
