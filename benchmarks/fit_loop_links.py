@@ -11,8 +11,8 @@ every run's measured mean iteration time beside the spec's prediction
 The calibration runs are ``benchmarks/fit_latency_links.py``'s (``uncoded`` n = 8 and
 ``ye-abbe`` (8, 4, 1, 3), model copies and pushed results, only the computation injected);
 the fit is the user's: a misfit stops the loop unless ``--accept-misfit`` (recorded in the
-output; on cores other jobs share, the computation's KS test may reject). Prints one JSON line per run (``ratio``: measured over predicted) and writes
-``OUT/loop.json``.
+output; on cores other jobs share, the computation's KS test may reject). Prints one JSON line
+per run (``ratio``: measured over predicted) and writes ``OUT/loop.json``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from gradcode.cluster.control import current_spec
 from gradcode.fit.predict import predict_runs
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fit_latency_links import BIN, CODES, run_file, with_latency  # noqa: E402
+from fit_latency_links import BIN, CODES, run_file, with_latency
 
 #: the candidates recommend ranks: flat codes of both kinds and the ring (a full grid takes
 #: minutes on 2 cores and ranks the same leaders)
@@ -39,9 +39,7 @@ RING = "ring-allreduce"
 
 def train(name: str, scheme: dict, args: argparse.Namespace, seed: int) -> Path:
     """One run of ``scheme`` on the cluster's links at ``args.latency``: its directory."""
-    spec = run_file(
-        name, scheme, args.rate, args.master_rate, args.latency, args.iterations
-    )
+    spec = run_file(name, scheme, args.rate, args.master_rate, args.latency, args.iterations)
     spec["seed"] = seed
     path = args.out / f"{name}.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
