@@ -10,7 +10,8 @@ from tests.helpers.data import format_fixtures
 
 @pytest.fixture(scope="session")
 def data_fixtures(tmp_path_factory) -> Path:
-    """Folder holding ``amazon/`` and ``gisette/`` in the real formats (random values)."""
+    """Folder holding ``amazon/``, ``gisette/`` and ``cifar-10-batches-py/`` in the real
+    formats (random values)."""
     return format_fixtures(tmp_path_factory.mktemp("fixtures"))
 
 
@@ -22,3 +23,8 @@ def amazon_fixture(data_fixtures) -> Path:
 @pytest.fixture(scope="session")
 def gisette_fixture(data_fixtures) -> Path:
     return data_fixtures / "gisette"
+
+
+@pytest.fixture(scope="session")
+def cifar10_fixture(data_fixtures) -> Path:
+    return data_fixtures / "cifar-10-batches-py"

@@ -6,7 +6,10 @@ real data (``train.csv``) ever enters the repository.
 """
 
 import gzip
+import pickle
+import struct
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -84,9 +87,66 @@ def gisette(rng: np.random.Generator, root: Path) -> None:
         (folder / name).write_text("\n".join(lines) + "\n")
 
 
+class Python2Pickler(pickle._Pickler):
+    """Pickles as CIFAR-10's files were written (Python 2 cPickle, protocol 2): every str and
+    bytes as a Python 2 str (``SHORT_BINSTRING``/``BINSTRING``), numpy under its numpy-1 module
+    names (``numpy.core.multiarray._reconstruct``)."""
+
+    dispatch: ClassVar[dict] = dict(pickle._Pickler.dispatch)
+
+    def save_python2_str(self, obj: str | bytes) -> None:
+        data = obj.encode("latin-1") if isinstance(obj, str) else obj
+        if len(data) < 256:
+            self.write(pickle.SHORT_BINSTRING + bytes([len(data)]) + data)
+        else:
+            self.write(pickle.BINSTRING + struct.pack("<i", len(data)) + data)
+        self.memoize(obj)
+
+    dispatch[str] = save_python2_str
+    dispatch[bytes] = save_python2_str
+
+    def save_global(self, obj: object, name: str | None = None) -> None:
+        module = obj.__module__.replace("numpy._core", "numpy.core")
+        name = name or obj.__qualname__
+        self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode("ascii"))
+        self.memoize(obj)
+
+
+def python2_pickle(obj: object, path: Path) -> None:
+    with path.open("wb") as stream:
+        Python2Pickler(stream, protocol=2).dump(obj)
+
+
+def cifar10_batch(images: np.ndarray, labels: list[int], label: str) -> dict[bytes, object]:
+    """A batch dict as in ``data_batch_1``: data, labels, batch_label, filenames."""
+    return {
+        b"batch_label": label.encode(),
+        b"labels": labels,
+        b"data": images,
+        b"filenames": [f"image_{i:05d}.png".encode() for i in range(len(labels))],
+    }
+
+
+def cifar10(rng: np.random.Generator, root: Path, per_batch: int = 10) -> None:
+    """``cifar-10-batches-py/`` with ``per_batch`` images per batch, every class once in each
+    batch (CIFAR-10's balance)."""
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir(parents=True, exist_ok=True)
+    names = ["airplane", "automobile", "bird", "cat", "deer"]
+    names += ["dog", "frog", "horse", "ship", "truck"]
+    meta = {b"num_cases_per_batch": per_batch, b"label_names": names, b"num_vis": 3072}
+    python2_pickle(meta, folder / "batches.meta")
+    batches = [(f"data_batch_{i}", f"training batch {i} of 5") for i in range(1, 6)]
+    for name, label in [*batches, ("test_batch", "testing batch 1 of 1")]:
+        images = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
+        labels = [int(v) for v in rng.permutation(np.arange(per_batch) % 10)]
+        python2_pickle(cifar10_batch(images, labels, label), folder / name)
+
+
 def generate(root: Path) -> Path:
     """Write every fixture below ``root``; returns ``root``."""
     generator = np.random.default_rng(20240601)
     amazon(generator, root)
     gisette(generator, root)
+    cifar10(np.random.default_rng(20261128), root)
     return root

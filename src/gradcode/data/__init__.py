@@ -9,6 +9,8 @@ name                          what
 ============================  =============================================================
 ``amazon``                    Amazon Employee Access (Kaggle), Tandon et al.'s recipe
 ``amazon-standin``            STAND-IN, NOT AMAZON: synthetic table of Amazon's shape, same encoding
+``cifar10``                   CIFAR-10 from its python batches, images / 255, labels 0..9
+``cifar10-standin``           STAND-IN, NOT CIFAR-10: synthetic images of its shape and range
 ``gisette``                   GISETTE from the UCI (or LIBSVM) files
 ``gisette-standin``           STAND-IN, NOT GISETTE: synthetic, same shape and value range
 ``synthetic-linear``          paper 001 eq. (10), (7644, 6500), (32760, 5000) and quarters

@@ -110,6 +110,8 @@ def _summary(meta: dict[str, Any]) -> str:
     if "labels" in meta:
         parts = [
             f"{split} {counts['1']:,} (+1) / {counts['-1']:,} (-1)"
+            if meta["task"] == "classification"
+            else f"{split} " + " / ".join(f"{n:,} ({label})" for label, n in counts.items())
             for split, counts in sorted(meta["labels"].items(), reverse=True)
         ]
         lines.append(f"labels       {'; '.join(parts)}")

@@ -94,8 +94,8 @@ def _count_option(value: object, what: str) -> int | None:
     return int(value)
 
 
-def _label_counts(y: np.ndarray) -> dict[str, int]:
-    return {"-1": int(np.count_nonzero(y == -1)), "1": int(np.count_nonzero(y == 1))}
+def _label_counts(y: np.ndarray, labels: Sequence[int] = (-1, 1)) -> dict[str, int]:
+    return {str(label): int(np.count_nonzero(y == label)) for label in labels}
 
 
 def _nnz(matrix: Any) -> int:
@@ -118,8 +118,8 @@ def prepare(
     """Prepare data set ``name`` into directory ``out`` (``data.npz`` and ``meta.json``).
 
     Args:
-        name: one of :func:`gradcode.data.available` (``amazon``, ``amazon-standin``,
-            ``gisette``, ``gisette-standin``, ``synthetic-linear``, ``synthetic-logistic``).
+        name: one of :func:`gradcode.data.available` (``amazon``, ``cifar10``, ``gisette``,
+            their ``-standin``, ``synthetic-linear``, ``synthetic-logistic``).
         out: output directory; it must not exist unless ``overwrite``. It appears only when
             everything succeeded (written beside it, then renamed).
         raw: input files and/or directories holding them (real data sets only).
@@ -278,6 +278,12 @@ def _meta(
     }
     if built.task == "classification":
         meta["labels"] = {"train": _label_counts(y_train), "test": _label_counts(built.y_test)}
+    elif built.task == "multiclass":
+        classes = range(int(max(y_train.max(initial=0), built.y_test.max(initial=0))) + 1)
+        meta["labels"] = {
+            "train": _label_counts(y_train, classes),
+            "test": _label_counts(built.y_test, classes),
+        }
     if built.comparison is not None:
         comparison = dict(built.comparison)
         comparison["features"] = int(x_train.shape[1])

@@ -8,7 +8,7 @@ key                       shape, dtype           meaning
 ``X_train_data`` etc.     CSR components         features of the training rows, ``(n, p)``
 ``X_test_data`` etc.      CSR components         features of the test rows, ``(t, p)``
 ``X_train``, ``X_test``   ``(n, p)``, float64    instead of the above when ``storage`` is dense
-``y_train``, ``y_test``   ``(n,)``, ``(t,)``     labels (+-1) or regression targets, float64
+``y_train``, ``y_test``   ``(n,)``, ``(t,)``     labels (+-1, or classes 0..C-1), targets; float64
 ``train_rows``            ``(n,)``, int64        source row of each training row (see meta)
 ``test_rows``             ``(t,)``, int64        source row of each test row
 ``theta_star``            ``(p,)``, float64      true model (synthetic sets only)
@@ -60,7 +60,8 @@ class Built:
     recipe: dict[str, Any]
     description: str
     row_index: str
-    task: str = "classification"  # labels in {-1, +1}; "regression" for real targets
+    # "classification": labels in {-1, +1}; "multiclass": class indices 0..C-1; "regression"
+    task: str = "classification"
     stand_in: bool = False
     extras: dict[str, np.ndarray] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -74,7 +75,8 @@ class PreparedData:
     Attributes:
         X_train: ``(n_train, n_features)`` features, ``scipy.sparse.csr_array`` (or a dense
             float64 array for the Gaussian synthetic sets; ``meta["storage"]`` says which).
-        y_train: ``(n_train,)`` float64: labels in {-1, +1}, or targets for regression.
+        y_train: ``(n_train,)`` float64: labels in {-1, +1} (``multiclass``: class indices
+            0..C-1), or targets for regression.
         X_test: ``(n_test, n_features)``, same kind as ``X_train``.
         y_test: ``(n_test,)`` float64.
         train_rows, test_rows: int64 source row of each row (``meta["row_index"]`` says what

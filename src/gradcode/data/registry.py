@@ -126,6 +126,10 @@ _GISETTE_UCI = (
     "gisette.param",
 )
 
+_CIFAR10 = (*(f"data_batch_{i}" for i in range(1, 6)), "test_batch", "batches.meta")
+_IMAGES = Option(int, 1, "training images (a seeded random subset)", False)
+_TEST_IMAGES = Option(int, 1, "test images (a seeded random subset; default all)", True)
+
 DATASETS: dict[str, DatasetSpec] = {
     spec.name: spec
     for spec in (
@@ -192,6 +196,35 @@ DATASETS: dict[str, DatasetSpec] = {
             },
             seed_default=0,
             seed_help="seed of numpy.random.default_rng",
+        ),
+        DatasetSpec(
+            name="cifar10",
+            summary="CIFAR-10 python batches: 3x32x32 images / 255, 10 classes (multiclass)",
+            builder="cifar10:build",
+            variants={"full": _CIFAR10, "paper001": _CIFAR10, "custom": _CIFAR10},
+            variant_help={
+                "full": "50,000 training + 10,000 test images",
+                "paper001": "a seeded random 49,920 training images (paper 001's d), all test",
+                "custom": "a seeded random --rows training images",
+            },
+            seed_default=0,
+            seed_help="seed of the random subsets (numpy.random.default_rng)",
+            options={"rows": _IMAGES, "test_rows": _TEST_IMAGES},
+            raw_subdir="cifar-10-batches-py",
+        ),
+        DatasetSpec(
+            name="cifar10-standin",
+            summary="STAND-IN, NOT CIFAR-10: synthetic 3x32x32 images of 10 classes",
+            builder="cifar10_standin:build",
+            variants={"full": (), "paper001": (), "custom": ()},
+            variant_help={
+                "full": "50,000 + 10,000 images",
+                "paper001": "49,920 + 10,000 images",
+                "custom": "--rows training images",
+            },
+            seed_default=0,
+            seed_help="seed of numpy.random.default_rng",
+            options={"rows": _IMAGES, "test_rows": _TEST_IMAGES},
         ),
         DatasetSpec(
             name="synthetic-linear",

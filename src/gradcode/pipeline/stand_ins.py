@@ -1,9 +1,9 @@
 """Which data set a run trains on: the real one, or its labelled stand-in.
 
-The real Amazon and GISETTE files are not in the repository (``gradcode.data.location``). When
-a run asks for one whose raw files are absent, it trains on the stand-in of the same shape,
-which every figure and comparison row then labels STAND-IN; ``data.stand_ins: never`` in the
-config makes that an error instead.
+The real Amazon, CIFAR-10 and GISETTE files are not in the repository
+(``gradcode.data.location``). When a run asks for one whose raw files are absent, it trains on
+the stand-in of the same shape, which every figure and comparison row then labels STAND-IN;
+``data.stand_ins: never`` in the config makes that an error instead.
 """
 
 from __future__ import annotations
@@ -16,7 +16,11 @@ from gradcode.data.location import describe_raw_dir, raw_dirs
 from gradcode.data.prepare import find_inputs
 
 #: real data set -> its labelled stand-in
-STAND_INS = {"amazon": "amazon-standin", "gisette": "gisette-standin"}
+STAND_INS = {
+    "amazon": "amazon-standin",
+    "cifar10": "cifar10-standin",
+    "gisette": "gisette-standin",
+}
 POLICIES = ("auto", "never")
 
 
