@@ -300,12 +300,7 @@ class Master:
             self._replace(t)
         if not alive_decodable(self.code, self._lost(t)):
             lost = [failures.failed[rank] for rank in sorted(failures.failed)]
-            raise CannotContinue(
-                lost,
-                t,
-                f"{self.code.name} {self.code.params()} cannot decode without workers "
-                f"{self._lost(t)}",
-            )
+            raise CannotContinue(lost, t, self._cannot_decode(t))
 
     def _cover(self, dead: list[int]) -> None:
         """``scatter``: the chunks of workers that died are the master's to send from now on;
@@ -368,15 +363,20 @@ class Master:
         if self.caught is None or len(self.caught.dropped) == self._drops_checked:
             return
         self._drops_checked = len(self.caught.dropped)
-        lost = self._lost(t)
-        if not alive_decodable(self.code, lost):
+        if not alive_decodable(self.code, self._lost(t)):
             failed = self.failures.failed if self.failures is not None else {}
             raise CannotContinue(
-                [failed[rank] for rank in sorted(failed)],
-                t,
-                f"{self.code.name} {self.code.params()} cannot decode without workers {lost} "
-                f"(workers {self.caught.workers()} dropped, named as liars by the decoder)",
+                [failed[rank] for rank in sorted(failed)], t, self._cannot_decode(t)
             )
+
+    def _cannot_decode(self, t: int) -> str:
+        """Why iteration ``t`` cannot be decoded: the workers lost, the dropped liars named."""
+        dropped = self.caught.workers() if self.caught is not None else []
+        why = f" (workers {dropped} dropped, named as liars by the decoder)" if dropped else ""
+        return (
+            f"{self.code.name} {self.code.params()} cannot decode without workers "
+            f"{self._lost(t)}{why}"
+        )
 
     def _live_ranks(self) -> list[int]:
         """The workers' own ranks (worker ``j`` at ``j + 1``) not known dead."""
