@@ -350,7 +350,9 @@ class AdversaryConfig:
         unforeseen = {"unforeseen": list(self.unforeseen)} if self.unforeseen else {}
         if not self._new_form():
             return {"workers": list(self.workers), "scale": self.scale} | unforeseen
-        return asdict(self._attack_fields()) | unforeseen
+        fields = asdict(self)
+        del fields["caught"], fields["unforeseen"]
+        return fields | unforeseen
 
 
 @dataclass(frozen=True)
