@@ -30,6 +30,10 @@ An ``aggregator`` (``gradcode.aggregators``) needs a code with ``capabilities.ag
 (flat codes whose messages are per-group values: ``uncoded``, ``ignore-stragglers``,
 ``detox``) and must accept the ``aggregation_count()`` values it hands over, of which the
 liars corrupt ``aggregation_corrupted(workers)``; each refusal is one line naming the key.
+``adversaries.caught: drop`` and ``adversaries.unforeseen`` need a code that names its liars
+(``names_liars``); ``drop`` is refused when dropping the listed liars (less the spares) with
+the persistent and silent stragglers leaves the code undecodable; unforeseen liars are not
+counted against ``a`` (the run must find them: ``gradcode.train.faults.caught``).
 A code with ``capabilities.message == "matrix"`` needs a data set whose gradient length is a
 square ``d * d`` (``Plan.check_features``, once the data is loaded); its workers send and its
 master receives the ``d x d`` matrices flattened, like any vector, and what the master decodes
