@@ -38,10 +38,18 @@ Decoding from responders ``R`` (``|R| >= n - s = 2h + 1 + 2a``, ``is_decodable``
 4. The gradient: ``n`` times the constant term of the least-squares trigonometric fit through
    ``R \\ J`` (cached coefficients per responder set, one linear combination of the messages).
 
-No set of ``e <= a`` explains the syndromes when more than ``a`` responders lie:
-``NotDecodableError`` (``needed=None``). Numerically the trigonometric basis at equispaced
-points is orthogonal, so the fits are well conditioned while few points are missing; measured
-below 1e-12 on every pattern of the ``parameter_grid`` (``n <= 12``).
+More than ``a`` liars in general position (e.g. independent noise) leave no set of ``e <= a``
+that explains the syndromes:
+``NotDecodableError`` (``needed=None``). What it cannot detect (the minimum distance ``2a +
+s + 1``, a bound of every code, not of this decoder): ``a + 1`` or more colluding liars that
+move the responders' word to within ``a`` of another codeword (another gradient's) are
+indistinguishable from ``a`` liars on that codeword; the decoder returns that gradient and
+names up to ``a`` responders, honest ones among them. The MPI runtime's emulation, which knows
+who lies, catches it when an honest worker is named (``gradcode.train.faults.caught``).
+
+Numerically the trigonometric basis at equispaced points is orthogonal, so the fits are well
+conditioned while few points are missing; measured below 1e-12 on every pattern of the
+``parameter_grid`` (``n <= 12``).
 """
 
 from __future__ import annotations
