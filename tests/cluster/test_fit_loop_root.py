@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcode.cluster import control
-from gradcode.cluster.spec import build_spec
-from gradcode.cluster.state import State
+from tests.helpers.cluster import emulated_cluster
 
 pytestmark = [
     pytest.mark.skipif(
@@ -33,14 +31,7 @@ LATENCY_MS = 2.5
 
 @pytest.fixture(scope="module")
 def cluster():
-    if State.load() is not None:
-        pytest.skip("a cluster is already up on this machine (gradcode cluster down first)")
-    spec = build_spec({"nodes": 9, "rate": "40mbit", "master_rate": "320mbit"})
-    try:
-        control.up(spec, with_slurm=False)
-        yield spec
-    finally:
-        control.down()
+    yield from emulated_cluster({"nodes": 9, "rate": "40mbit", "master_rate": "320mbit"})
 
 
 def test_the_recommended_code_and_the_ring_run_as_predicted_on_links_with_latency(
