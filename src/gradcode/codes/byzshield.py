@@ -93,7 +93,7 @@ class ByzShield(LinearCode):
     #: relative distance within which two messages count as the same value
     agreement_tol: ClassVar[float] = 1e-9
 
-    def __init__(self, l: int = 5, r: int = 3) -> None:  # noqa: E741 (the paper's name)
+    def __init__(self, l: int = 5, r: int = 3) -> None:
         self.l = check_int("l", self.name, l, minimum=2)
         self.r = check_int("r", self.name, r, minimum=1)
         require(
@@ -125,7 +125,7 @@ class ByzShield(LinearCode):
     @classmethod
     def parameter_grid(cls, max_n: int) -> Iterator[dict[str, int]]:
         """Every prime ``l`` and odd ``r <= l - 1`` with ``r l <= max_n``."""
-        for l in range(2, max_n + 1):  # noqa: E741
+        for l in range(2, max_n + 1):
             if is_prime(l):
                 for r in range(1, l, 2):
                     if r * l <= max_n:

@@ -56,8 +56,7 @@ def worst_distortion(code: GradientCode, liars: int, *, limit: int = MAX_PLACEME
     total = math.comb(code.n, q)
     require(
         total <= limit,
-        f"distortion: {total} placements of q={q} liars among n={code.n} exceed the limit "
-        f"{limit}",
+        f"distortion: {total} placements of q={q} liars among n={code.n} exceed the limit {limit}",
     )
     best, worst = -1, ()
     for placement in itertools.combinations(range(code.n), q):
