@@ -19,6 +19,7 @@ from gradcode.codes.verify import verify
 from gradcode.errors import ParameterError
 from gradcode.runfile.config import ConfigError, parse_config
 from gradcode.runfile.plan import build_plan
+from tests.train.test_config import minimal
 
 #: c_max^(q) for q = 0 .. 7 at K = 15 (l = 5, r = 3, f = 25), computed here by exhaustive
 #: search over all C(15, q) placements; ByzShield's paper (Sec. 5) reports the distortion
@@ -177,21 +178,14 @@ def test_bad_parameters_are_one_line(params, expected):
     assert str(caught.value) == expected
 
 
-def run(**overrides):
-    raw = {
-        "iterations": 2,
-        "data": {"prepared": "/nowhere"},
-        "model": {"kind": "logistic"},
-        "scheme": {"name": "byzshield", "params": {"l": 5, "r": 3}},
-        "optimizer": {"step": 0.5},
-    }
-    raw.update(overrides)
-    return raw
+SCHEME = {"name": "byzshield", "params": {"l": 5, "r": 3}}
 
 
 def test_run_files_take_more_liars_with_an_aggregator_over_the_file_votes():
     three = {"workers": [0, 5, 11]}
     with pytest.raises(ConfigError, match="3 adversaries but the code corrects a = 1"):
-        build_plan(parse_config(run(adversaries=three)))
+        build_plan(parse_config(minimal(scheme=SCHEME, adversaries=three)))
     # three liars distort 3 of 25 files: the median of 25 votes tolerates 12
-    build_plan(parse_config(run(adversaries=three, aggregator={"name": "median"})))
+    build_plan(
+        parse_config(minimal(scheme=SCHEME, adversaries=three, aggregator={"name": "median"}))
+    )

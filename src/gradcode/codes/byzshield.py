@@ -53,13 +53,13 @@ from gradcode.codes.base import (
     LinearCode,
     MessageKey,
     NotDecodableError,
-    Pattern,
     check_int,
     message_vectors,
     require,
 )
 from gradcode.codes.completion import CompletionRule
-from gradcode.codes.liars import count_liar_patterns, every_liar_pattern
+from gradcode.codes.draco_repetition import same_value
+from gradcode.codes.liars import EveryLiarPatterns
 
 
 def is_prime(value: int) -> bool:
@@ -78,7 +78,7 @@ def mols_placement(l: int, r: int) -> tuple[tuple[int, ...], ...]:
     )
 
 
-class ByzShield(LinearCode):
+class ByzShield(EveryLiarPatterns, LinearCode):
     """ByzShield's MOLS placement: ``K = r l`` workers, ``f = l^2`` files on ``r`` workers
     each, a majority vote per file (exact with up to ``a = (r - 1) / 2`` liars), an
     aggregator over the ``f`` votes beyond that.
@@ -179,8 +179,7 @@ class ByzShield(LinearCode):
 
     # -- the vote -------------------------------------------------------------------------
     def _agree(self, x: np.ndarray, y: np.ndarray) -> bool:
-        scale = max(float(np.linalg.norm(x)), float(np.linalg.norm(y)))
-        return float(np.linalg.norm(x - y)) <= self.agreement_tol * scale
+        return same_value(x, y, self.agreement_tol)
 
     def _majority(self, vectors: list[np.ndarray]) -> int | None:
         """Index of a vector ``r'`` of ``vectors`` agree with (``None``: none). Two such
@@ -281,14 +280,3 @@ class ByzShield(LinearCode):
         q = check_int("liars", self.name, liars)
         require(self.r >= 3, f"{self.name}: the bound needs r >= 3 (got r={self.r})")
         return (2 * q * q / self.r) / (1 + (self.r - 1) * q / (self.r * self.l))
-
-    # -- verification ---------------------------------------------------------------------
-    def patterns(
-        self, *, exhaustive: bool = True, rng: np.random.Generator | None = None, limit: int = 200
-    ) -> Iterator[Pattern]:
-        """Every set of ``0 .. a`` liars (``gradcode.codes.liars``), lying in all messages."""
-        rng = rng if rng is not None else np.random.default_rng(0)
-        return every_liar_pattern(self, exhaustive=exhaustive, rng=rng, limit=limit)
-
-    def count_patterns(self) -> int:
-        return count_liar_patterns(self)
