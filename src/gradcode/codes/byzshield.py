@@ -1,7 +1,8 @@
-"""ByzShield (Konstantinidis & Ramamoorthy, "ByzShield: An Efficient and Robust System for
-Distributed Training", MLSys 2021): files placed on workers by mutually orthogonal Latin
-squares (MOLS), a majority vote per file over its ``r`` copies, then a robust aggregator
-over the ``f`` file votes.
+"""ByzShield: files on workers by Latin squares, a vote per file, an aggregator over the votes.
+
+Konstantinidis & Ramamoorthy, "ByzShield: An Efficient and Robust System for Distributed
+Training", MLSys 2021: files placed on workers by mutually orthogonal Latin squares (MOLS), a
+majority vote per file over its ``r`` copies, then a robust aggregator over the ``f`` votes.
 
 Placement. ``l`` prime, ``r`` odd with ``1 <= r <= l - 1``. The data set is cut into ``f = l^2``
 files (partitions), file ``p = i l + j`` being cell ``(i, j)`` of an ``l x l`` grid. Latin
