@@ -67,7 +67,6 @@ from gradcode.codes.base import (
     LinearCode,
     MessageKey,
     NotDecodableError,
-    Pattern,
     check_int,
     linear_combination,
     message_vectors,
@@ -75,7 +74,7 @@ from gradcode.codes.base import (
     require,
 )
 from gradcode.codes.completion import CompletionRule
-from gradcode.codes.liars import count_liar_patterns, every_liar_pattern
+from gradcode.codes.liars import EveryLiarPatterns
 
 
 def trig_basis(angles: np.ndarray, degree: int) -> np.ndarray:
@@ -93,7 +92,7 @@ def _orthonormal_complement(basis: np.ndarray) -> np.ndarray:
     return q[:, basis.shape[1] :]
 
 
-class DracoCyclic(LinearCode):
+class DracoCyclic(EveryLiarPatterns, LinearCode):
     """DRACO's cyclic code in real arithmetic (see the module docstring).
 
     Parameters: ``n`` workers (``k = n``), ``a`` adversaries, ``s`` stragglers; needs
@@ -242,14 +241,3 @@ class DracoCyclic(LinearCode):
 
     def _condition(self, used: tuple) -> float:
         return float(np.linalg.cond(self._basis[list(used)]))
-
-    # -- verification -----------------------------------------------------------------------
-    def patterns(
-        self, *, exhaustive: bool = True, rng: np.random.Generator | None = None, limit: int = 200
-    ) -> Iterator[Pattern]:
-        """Every ``s`` stragglers with every set of ``0 .. a`` liars (``gradcode.codes.liars``)."""
-        rng = rng if rng is not None else np.random.default_rng(0)
-        return every_liar_pattern(self, exhaustive=exhaustive, rng=rng, limit=limit)
-
-    def count_patterns(self) -> int:
-        return count_liar_patterns(self)

@@ -44,16 +44,22 @@ from gradcode.codes.base import (
     LinearCode,
     MessageKey,
     NotDecodableError,
-    Pattern,
     check_int,
     message_vectors,
     require,
 )
 from gradcode.codes.completion import CompletionRule
-from gradcode.codes.liars import count_liar_patterns, every_liar_pattern
+from gradcode.codes.liars import EveryLiarPatterns
 
 
-class DracoRepetition(LinearCode):
+def same_value(x: np.ndarray, y: np.ndarray, tol: float) -> bool:
+    """Whether two copies are one value: ``||x - y|| <= tol * max(||x||, ||y||)`` (honest
+    copies differ by round-off where the ranks' kernels differ)."""
+    scale = max(float(np.linalg.norm(x)), float(np.linalg.norm(y)))
+    return float(np.linalg.norm(x - y)) <= tol * scale
+
+
+class DracoRepetition(EveryLiarPatterns, LinearCode):
     """DRACO's repetition code: groups of ``2a + s + 1`` replicas and a vote per group.
 
     Parameters: ``n`` workers (``k = n`` partitions), ``a`` adversaries, ``s`` stragglers;
@@ -178,8 +184,7 @@ class DracoRepetition(LinearCode):
         )
 
     def _agree(self, x: np.ndarray, y: np.ndarray) -> bool:
-        scale = max(float(np.linalg.norm(x)), float(np.linalg.norm(y)))
-        return float(np.linalg.norm(x - y)) <= self.agreement_tol * scale
+        return same_value(x, y, self.agreement_tol)
 
     def _vote(self, vectors: list[np.ndarray], besides: int | None = None) -> int | None:
         """Index of the first vector that ``a + 1`` of ``vectors`` agree with (``None``: none);
@@ -190,14 +195,3 @@ class DracoRepetition(LinearCode):
             if sum(self._agree(candidate, other) for other in vectors) >= self.a + 1:
                 return index
         return None
-
-    # -- verification -----------------------------------------------------------------------
-    def patterns(
-        self, *, exhaustive: bool = True, rng: np.random.Generator | None = None, limit: int = 200
-    ) -> Iterator[Pattern]:
-        """Every ``s`` stragglers with every set of ``0 .. a`` liars (``gradcode.codes.liars``)."""
-        rng = rng if rng is not None else np.random.default_rng(0)
-        return every_liar_pattern(self, exhaustive=exhaustive, rng=rng, limit=limit)
-
-    def count_patterns(self) -> int:
-        return count_liar_patterns(self)
