@@ -78,12 +78,12 @@ def loop(args: argparse.Namespace) -> dict:
         for role, row in chosen.items()
     ]
     predictions = predict_runs(fitted, runs, trials=args.trials)
-    latency = yaml.safe_load(fitted.read_text())["fit"]["link_rates"]["latency"]
+    fit_record = yaml.safe_load(fitted.read_text())["fit"]
     return {
         "accept_misfit": args.accept_misfit,
-        "misfit": yaml.safe_load(fitted.read_text())["fit"].get("misfit"),
+        "misfit": fit_record.get("misfit"),
         "latency_set": args.latency,
-        "latency_fitted": latency,
+        "latency_fitted": fit_record["link_rates"]["latency"],
         "rank_of_ring": ring["rank"],
         "runs": [
             {"role": role, **prediction.record()}

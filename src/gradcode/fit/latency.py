@@ -40,8 +40,8 @@ through every window, or none at the estimate, says the envelope is not one late
 bytes over a rate per worker.
 
 Workers of different latencies. Real links differ, and so do a worker's processing and the
-path through its node: on the emulated cluster every worker's own line lay 0.1-0.25 ms above
-the latency set, spread by up to 0.2 ms, more than the windows allow one latency for all
+path through its node: on the emulated cluster every worker's own line lay 0.1-0.3 ms above
+the latency set, spread by up to 0.3 ms, more than the windows allow one latency for all
 (docs/measurements/fit-loop.md). Then each worker's latency is fitted from its own sizes (its
 line, and its interval from its windows alone, at half the error rate) and the cluster's is
 the *median worker's*: the median of their estimates, its interval the order statistics'
@@ -174,8 +174,7 @@ def fit_links(transfers: Sequence[Sequence[tuple[float, float]]], confidence: fl
         if isinstance(median, str):
             interval += f"; {median}"
         else:
-            latency, interval, apart = median
-            windows = _windows(groups, 1.0 - (1.0 - confidence) / 2.0)
+            latency, interval, apart, windows = median
     workers = []
     for worker, (group, lows) in enumerate(zip(groups, windows, strict=True)):
         inverse = min((float(m.min()) - latency) / size for size, m in group.items())
@@ -199,9 +198,9 @@ def fit_links(transfers: Sequence[Sequence[tuple[float, float]]], confidence: fl
 
 def _median_worker(
     groups: Sequence[dict[int, np.ndarray]], confidence: float
-) -> tuple[float, tuple[float, float], tuple[float, ...]] | str:
-    """The median worker's latency, its interval and every worker's latency (module
-    docstring), or why there is none."""
+) -> tuple[float, tuple[float, float], tuple[float, ...], list[dict[int, float]]] | str:
+    """The median worker's latency, its interval, every worker's latency and every worker's
+    windows (module docstring), or why there is none."""
     alpha = (1.0 - confidence) / 2.0  # half for the workers' windows, half for the median
     n = len(groups)
     k = _median_rank(n, 1.0 - alpha)
@@ -210,7 +209,7 @@ def _median_worker(
             f"{n} workers are too few for an interval of the median worker's latency "
             f"(at least {_fewest(1.0 - alpha)} at {confidence:.0%})"
         )
-    estimates, lows, highs = [], [], []
+    estimates, lows, highs, windows = [], [], [], []
     for worker, group in enumerate(groups):
         if len(group) < 2:
             return f"worker {worker} sent one message size: its own latency is not identifiable"
@@ -222,8 +221,9 @@ def _median_worker(
         estimates.append(own)
         lows.append(region[0])
         highs.append(region[1])
+        windows += window
     interval = (sorted(lows)[k - 1], sorted(highs)[n - k])
-    return float(np.median(estimates)), interval, tuple(estimates)
+    return float(np.median(estimates)), interval, tuple(estimates), windows
 
 
 def _median_rank(n: int, level: float) -> int:
