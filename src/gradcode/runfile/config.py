@@ -46,6 +46,9 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
         start: int >= 0             # [0] first iteration (0-based)
         stop: int >= 1 | null       # [null: to the end] first iteration not attacked
         every: int >= 1             # [1] attack every `every`-th iteration from start
+      undefended: bool              # [false] a baseline: a code that corrects no
+                                    # adversaries, no aggregator; the forgeries enter the
+                                    # sum unchecked and the model is meant to be wrong
     aggregator:                     # [none: the code decodes] codes with
                                     # capabilities.aggregable (uncoded, ignore-stragglers, ...)
       name: str                     # a gradcode.aggregators aggregator (built-in or plug-in)
@@ -310,6 +313,9 @@ class AdversaryConfig:
     start: int = 0
     stop: int | None = None
     every: int = 1
+    #: a baseline without defence (no correcting code, no aggregator): the run is meant to
+    #: be spoiled, which a plain ``adversaries`` block on such a code refuses to let happen
+    undefended: bool = False
 
     def plan(self) -> AttackPlan:
         """Who attacks when, and with which attack (``gradcode.attacks.AttackPlan``)."""
@@ -327,7 +333,10 @@ class AdversaryConfig:
         is in the old form, so checkpoints written before attacks existed still resume."""
         if not self._new_form():
             return {"workers": list(self.workers), "scale": self.scale}
-        return asdict(self)
+        fields = asdict(self)
+        if not self.undefended:  # absent before the key existed: those checkpoints resume
+            del fields["undefended"]
+        return fields
 
 
 @dataclass(frozen=True)
@@ -685,7 +694,9 @@ def _spec_model(path: str, key: str) -> tuple[str, dict[str, Any]]:
 
 
 def _adversaries(top: _Section) -> AdversaryConfig:
-    section = top.section("adversaries", ("workers", "scale", "attack", "params", "iterations"))
+    section = top.section(
+        "adversaries", ("workers", "scale", "attack", "params", "iterations", "undefended")
+    )
     workers = section.workers("workers")
     if section.has("scale") and (section.has("attack") or section.has("params")):
         raise ConfigError(
@@ -710,6 +721,7 @@ def _adversaries(top: _Section) -> AdversaryConfig:
         start=start,
         stop=stop,
         every=schedule.integer("every", 1, minimum=1),
+        undefended=section.boolean("undefended", False),
     )
     try:  # the attack's name and parameters, checked here where the key is known
         config.plan().attack()
