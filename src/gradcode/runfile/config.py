@@ -54,6 +54,9 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
                                     # of the run (a spare takes its place where there is one)
       unforeseen: [worker]          # [] workers that lie too, uncounted by the plan: more
                                     # liars than the code corrects, which the run must detect
+      undefended: bool              # [false] a baseline: a code that corrects no
+                                    # adversaries, no aggregator; the forgeries enter the
+                                    # sum unchecked and the model is meant to be wrong
     aggregator:                     # [none: the code decodes] codes with
                                     # capabilities.aggregable (uncoded, ignore-stragglers, ...)
       name: str                     # a gradcode.aggregators aggregator (built-in or plug-in)
@@ -339,6 +342,9 @@ class AdversaryConfig:
     caught: str = "keep"
     #: workers that lie too, which the plan does not count against the code's ``a``
     unforeseen: tuple[int, ...] = ()
+    #: a baseline without defence (no correcting code, no aggregator): the run is meant to
+    #: be spoiled, which a plain ``adversaries`` block on such a code refuses to let happen
+    undefended: bool = False
 
     def plan(self) -> AttackPlan:
         """Who attacks when, and with which attack (``gradcode.attacks.AttackPlan``): the
@@ -365,6 +371,8 @@ class AdversaryConfig:
             return {"workers": list(self.workers), "scale": self.scale} | unforeseen
         fields = asdict(self)
         del fields["caught"], fields["unforeseen"]
+        if not self.undefended:  # absent before the key existed: those checkpoints resume
+            del fields["undefended"]
         return fields | unforeseen
 
 
@@ -737,7 +745,7 @@ CAUGHT_POLICIES = ("keep", "drop")
 
 def _adversaries(top: _Section) -> AdversaryConfig:
     keys = ("workers", "scale", "attack", "params", "iterations", "caught", "unforeseen")
-    section = top.section("adversaries", keys)
+    section = top.section("adversaries", (*keys, "undefended"))
     workers = section.workers("workers")
     unforeseen = section.workers("unforeseen")
     both = sorted(set(workers) & set(unforeseen))
@@ -770,6 +778,7 @@ def _adversaries(top: _Section) -> AdversaryConfig:
         every=schedule.integer("every", 1, minimum=1),
         caught=section.string("caught", "keep", choices=CAUGHT_POLICIES),
         unforeseen=unforeseen,
+        undefended=section.boolean("undefended", False),
     )
     try:  # the attack's name and parameters, checked here where the key is known
         config.plan().attack()

@@ -23,7 +23,8 @@ and a straggler model that would inject a link delay or a single port's ``tc``
 
 Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``
 and no more of them than its ``a``, or an ``aggregator`` that tolerates the values they
-corrupt; and an attack (``adversaries.attack``) the decoding can give
+corrupt, or ``adversaries.undefended`` (a baseline: neither, the model meant to be spoiled);
+and an attack (``adversaries.attack``) the decoding can give
 the honest messages it needs (``gradcode.attacks``: an omniscient attack forges from the
 ``min_responders() - len(workers)`` honest messages the master holds at least).
 An ``aggregator`` (``gradcode.aggregators``) needs a code with ``capabilities.aggregable``
@@ -235,8 +236,12 @@ def _check_workers(plan: Plan) -> None:
     if overlap:
         raise ConfigError(f"faults: worker {overlap[0]} is also a persistent straggler")
     aggregator = _check_aggregator(plan)
+    if config.adversaries.undefended:
+        _check_undefended(code, aggregator)
     if adversaries:
-        if aggregator is not None:
+        if config.adversaries.undefended:
+            pass  # a baseline: whatever the liars send enters the sum
+        elif aggregator is not None:
             _check_aggregated_liars(plan, aggregator, adversaries)
         elif not code.capabilities.corrects_adversaries:
             correcting = [
@@ -244,7 +249,8 @@ def _check_workers(plan: Plan) -> None:
             ]
             raise ConfigError(
                 f"adversaries.workers: only scheme {', '.join(correcting)} corrects adversaries "
-                f"({code.name} does not; an aggregator: block makes an aggregable code robust)"
+                f"({code.name} does not; an aggregator: block makes an aggregable code robust, "
+                "undefended: true runs it without defence)"
             )
         elif len(adversaries) > code.a:
             raise ConfigError(
@@ -320,6 +326,18 @@ def _check_caught(plan: Plan) -> None:
                 f"{f', {plan.spares} spares' if plan.spares else ''}); keep them, or give "
                 "the code more stragglers s or the run faults.spares"
             )
+
+
+def _check_undefended(code: GradientCode, aggregator: Aggregator | None) -> None:
+    """``ConfigError`` when a run said to be without defence has one."""
+    if aggregator is not None:
+        raise ConfigError(
+            f"adversaries.undefended: the run has aggregator {aggregator.name}, a defence"
+        )
+    if code.capabilities.corrects_adversaries and code.a > 0:
+        raise ConfigError(
+            f"adversaries.undefended: {code.name} corrects a = {code.a} adversaries, a defence"
+        )
 
 
 def _check_aggregator(plan: Plan) -> Aggregator | None:
