@@ -23,6 +23,7 @@ from gradcode.cluster.latency import delay
 from gradcode.cluster.network import namespaces, probe
 from gradcode.cluster.spec import build_spec
 from gradcode.cluster.state import State
+from tests.helpers.cluster import emulated_cluster
 
 pytestmark = [
     pytest.mark.skipif(
@@ -70,14 +71,7 @@ def _assert_round_trip(trips: list[float], one_way_ms: float) -> None:
 
 @pytest.fixture(scope="module")
 def cluster():
-    if State.load() is not None:
-        pytest.skip("a cluster is already up on this machine (gradcode cluster down first)")
-    spec = build_spec({"nodes": 3, "rate": "100mbit", "latency": "0.5ms"})
-    try:
-        control.up(spec, with_slurm=False)
-        yield spec
-    finally:
-        control.down()
+    yield from emulated_cluster({"nodes": 3, "rate": "100mbit", "latency": "0.5ms"})
 
 
 def test_round_trips_match_the_latency(cluster):

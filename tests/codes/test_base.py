@@ -24,6 +24,7 @@ def test_available_lists_every_scheme_of_the_issue():
         "draco-repetition",
         "draco-cyclic",
         "detox",
+        "byzshield",
         "lcc",
         "ring-allreduce",
     }

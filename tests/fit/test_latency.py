@@ -105,6 +105,53 @@ def test_workers_of_different_latencies_have_no_interval_and_say_why():
     assert "one latency for every worker" in fitted.latency.describe()
 
 
+def _apart(seed, latencies, sizes=(66_768, 200_096)):
+    """Workers of their own latencies (seconds), one ``_transfers`` worker each, with as many
+    transfers as the emulated cluster's runs crowd near their bound (narrow windows)."""
+    return [
+        _transfers(seed * 100 + worker, sizes, workers=1, latency=latency, count=300)[0]
+        for worker, latency in enumerate(latencies)
+    ]
+
+
+def test_workers_apart_give_the_median_workers_latency_with_an_interval():
+    # as on the emulated cluster at 1 ms set: every worker 0.1-0.35 ms above it
+    latencies = 1e-3 + np.linspace(0.1e-3, 0.35e-3, 8)
+    fitted = fit_links(_apart(1, latencies), 0.95)
+    latency = fitted.latency
+    assert latency.workers is not None and len(latency.workers) == 8
+    assert latency.problem is None and latency.interval is not None
+    low, high = latency.interval
+    assert low <= float(np.median(latencies)) <= high
+    assert latency.seconds == pytest.approx(float(np.median(latency.workers)))
+    assert "the median of 8 workers' latencies" in latency.describe()
+    assert latency.as_dict()["workers"] == list(latency.workers)
+    assert all(link.interval is not None for link in fitted.workers)
+
+
+def test_the_median_workers_interval_covers_it_at_its_confidence():
+    rng = np.random.default_rng(7)
+    covered = apart = 0
+    for seed in range(120):
+        latencies = 2e-3 + rng.uniform(0.0, 0.5e-3, 9)
+        latency = fit_links(_apart(seed, latencies), 0.95).latency
+        if latency.workers is None:
+            continue  # one latency was not rejected: the joint region, tested above
+        apart += 1
+        low, high = latency.interval
+        covered += low <= float(np.median(latencies)) <= high
+    assert apart >= 60 and covered / apart >= 0.95, (covered, apart)
+
+
+def test_too_few_workers_apart_have_no_interval_and_say_how_many_it_takes():
+    latencies = 1e-3 + np.linspace(0.0, 2e-3, 6)
+    latency = fit_links(_apart(3, latencies), 0.95).latency
+    assert latency.interval is None and latency.workers is None
+    assert latency.reason.endswith(
+        "6 workers are too few for an interval of the median worker's latency (at least 7 at 95%)"
+    )
+
+
 def _runs(tmp_path, latency, starts, bucket=0):
     """An uncoded run (messages of l float64s) and a Ye-Abbe run with m = 2 (l / 2) over
     links at ``latency``, their results queueing a little at the master's port."""
@@ -244,8 +291,9 @@ def test_a_rejected_envelope_writes_no_spec_unless_accepted_and_then_every_reade
     assert str(refused.value) == (
         f"the links' latency {estimate * 1e3:.4g} ms has no interval: the fastest transfers do "
         "not lie on lines latency + bytes / rate with one latency for every worker (at 95%); "
-        "no spec written: give the links' one-way latency (--latency DURATION, e.g. 2.5ms) or "
-        f"write {estimate * 1e3:.4g} ms anyway (--accept-misfit)"
+        "4 workers are too few for an interval of the median worker's latency (at least 7 at "
+        "95%); no spec written: give the links' one-way latency (--latency DURATION, e.g. "
+        f"2.5ms) or write {estimate * 1e3:.4g} ms anyway (--accept-misfit)"
     )
 
     assert _fit(runs, out, "--accept-misfit") == 0

@@ -65,7 +65,7 @@ SKIPPED = {
 }
 #: notebooks that train the serial reference again, on the runs' prepared data: too large to
 #: commit (1 MB for 2000 synthetic rows), the test prepares it with `gradcode data prepare`
-NEED_DATA = {"failed_workers", "cluster_link_cut"}
+NEED_DATA = {"failed_workers", "cluster_link_cut", "byzantine"}
 
 
 def figure_table(config_file: Path) -> tuple[FigureTable, list[str]]:

@@ -91,7 +91,7 @@ def test_minimal_run_gets_the_documented_defaults():
         ),
         (
             {"adversaries": {"workers": [1]}},
-            "adversaries.workers: only scheme detox, draco-cyclic, ",
+            "adversaries.workers: only scheme byzshield, detox, draco-cyclic, ",
         ),
         (
             {"scheme": {"name": "lcc", "params": {"n": 5, "k": 2}}},

@@ -40,6 +40,10 @@ ANALYSES: dict[str, tuple[str, str]] = {
         "berrut_error",
         "paper 004 Sec. V: Berrut decoding error versus stragglers beyond s (Remark 15)",
     ),
+    "byzshield-distortion": (
+        "byzshield_distortion",
+        "ByzShield Sec. 5: worst-case distortion fraction, MOLS placement beside DETOX, baseline",
+    ),
 }
 
 

@@ -8,7 +8,10 @@ consecutive workers hold the same ``r`` partitions and send their plain sum. The
 exactness is guaranteed: with at most ``a`` liars anywhere no group's majority can be
 theirs, so ``decode_result`` (DRACO's vote) returns the exact gradient and names the liars;
 the code declares ``corrects_adversaries`` for that, and ``gradcode codes verify detox
---attack`` checks it on every placement of up to ``a`` liars.
+--attack`` checks it on every placement of up to ``a`` liars. Beyond ``a`` liars the vote
+detects what DRACO's does (``gradcode.codes.draco_repetition``: a group without a majority,
+more than ``a`` outvoted in all) and cannot detect a group whose majority, ``(r + 1) / 2``,
+lies with one value: it outvotes the honest members, who are named instead.
 
 Beyond ``a`` liars the vote guarantees nothing, which is DETOX's point: the run file's
 ``aggregator`` takes the groups' votes (``aggregation_inputs``: a value sent by a majority,

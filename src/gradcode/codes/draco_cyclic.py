@@ -38,10 +38,18 @@ Decoding from responders ``R`` (``|R| >= n - s = 2h + 1 + 2a``, ``is_decodable``
 4. The gradient: ``n`` times the constant term of the least-squares trigonometric fit through
    ``R \\ J`` (cached coefficients per responder set, one linear combination of the messages).
 
-No set of ``e <= a`` explains the syndromes when more than ``a`` responders lie:
-``NotDecodableError`` (``needed=None``). Numerically the trigonometric basis at equispaced
-points is orthogonal, so the fits are well conditioned while few points are missing; measured
-below 1e-12 on every pattern of the ``parameter_grid`` (``n <= 12``).
+More than ``a`` liars in general position (e.g. independent noise) leave no set of ``e <= a``
+that explains the syndromes:
+``NotDecodableError`` (``needed=None``). What it cannot detect (the minimum distance ``2a +
+s + 1``, a bound of every code, not of this decoder): ``a + 1`` or more colluding liars that
+move the responders' word to within ``a`` of another codeword (another gradient's) are
+indistinguishable from ``a`` liars on that codeword; the decoder returns that gradient and
+names up to ``a`` responders, honest ones among them. The MPI runtime's emulation, which knows
+who lies, catches it when an honest worker is named (``gradcode.train.faults.caught``).
+
+Numerically the trigonometric basis at equispaced points is orthogonal, so the fits are well
+conditioned while few points are missing; measured below 1e-12 on every pattern of the
+``parameter_grid`` (``n <= 12``).
 """
 
 from __future__ import annotations
@@ -59,7 +67,6 @@ from gradcode.codes.base import (
     LinearCode,
     MessageKey,
     NotDecodableError,
-    Pattern,
     check_int,
     linear_combination,
     message_vectors,
@@ -67,7 +74,7 @@ from gradcode.codes.base import (
     require,
 )
 from gradcode.codes.completion import CompletionRule
-from gradcode.codes.liars import count_liar_patterns, every_liar_pattern
+from gradcode.codes.liars import EveryLiarPatterns
 
 
 def trig_basis(angles: np.ndarray, degree: int) -> np.ndarray:
@@ -85,7 +92,7 @@ def _orthonormal_complement(basis: np.ndarray) -> np.ndarray:
     return q[:, basis.shape[1] :]
 
 
-class DracoCyclic(LinearCode):
+class DracoCyclic(EveryLiarPatterns, LinearCode):
     """DRACO's cyclic code in real arithmetic (see the module docstring).
 
     Parameters: ``n`` workers (``k = n``), ``a`` adversaries, ``s`` stragglers; needs
@@ -234,14 +241,3 @@ class DracoCyclic(LinearCode):
 
     def _condition(self, used: tuple) -> float:
         return float(np.linalg.cond(self._basis[list(used)]))
-
-    # -- verification -----------------------------------------------------------------------
-    def patterns(
-        self, *, exhaustive: bool = True, rng: np.random.Generator | None = None, limit: int = 200
-    ) -> Iterator[Pattern]:
-        """Every ``s`` stragglers with every set of ``0 .. a`` liars (``gradcode.codes.liars``)."""
-        rng = rng if rng is not None else np.random.default_rng(0)
-        return every_liar_pattern(self, exhaustive=exhaustive, rng=rng, limit=limit)
-
-    def count_patterns(self) -> int:
-        return count_liar_patterns(self)

@@ -62,7 +62,9 @@ noise, independent of the data) on any number of responders they raise
 never correct more than ``a``), with probability 1. But ``a + 1`` colluding adversaries can
 turn the word into another gradient's codeword with ``a`` errors (Theorem 1's converse), which
 no decoder can tell apart: we then return that gradient and name ``a`` honest workers
-(``test_colluding_a_plus_one_can_impersonate_another_gradient`` shows it).
+(``test_colluding_a_plus_one_can_impersonate_another_gradient`` shows it). The MPI runtime's
+emulation, which knows who lies, stops such a run when an honest worker is named
+(``gradcode.train.faults.caught``); a real deployment cannot.
 
 Evaluation points (the paper leaves them free). The ``2n + 1`` Chebyshev-Lobatto points
 ``cos(j pi / 2n)`` are split: odd ``j`` (the Chebyshev points of the first kind) are the

@@ -3,7 +3,8 @@
 ``GradientCode.patterns`` draws one random placement of ``a`` liars per straggler pattern; a
 code that claims to correct *any* ``a`` liars is verified here on all of them: every choice of
 ``s`` stragglers, and for each every set of ``0 .. a`` liars among the responders
-(``every_liar_pattern``), or ``limit`` random ones. DRACO's codes use it.
+(``every_liar_pattern``), or ``limit`` random ones. DRACO's codes and ByzShield take them by
+deriving from ``EveryLiarPatterns``.
 """
 
 from __future__ import annotations
@@ -47,3 +48,18 @@ def count_liar_patterns(code: GradientCode) -> int:
     """How many patterns ``every_liar_pattern(exhaustive=True)`` yields."""
     alive = code.n - code.s
     return math.comb(code.n, code.s) * sum(math.comb(alive, c) for c in range(code.a + 1))
+
+
+class EveryLiarPatterns:
+    """Mixin (before the ``GradientCode`` base) for a code verified on every placement of up
+    to ``a`` liars: its ``patterns`` are ``every_liar_pattern``'s."""
+
+    def patterns(
+        self, *, exhaustive: bool = True, rng: np.random.Generator | None = None, limit: int = 200
+    ) -> Iterator[Pattern]:
+        """Every ``s`` stragglers with every set of ``0 .. a`` liars (``every_liar_pattern``)."""
+        rng = rng if rng is not None else np.random.default_rng(0)
+        return every_liar_pattern(self, exhaustive=exhaustive, rng=rng, limit=limit)  # type: ignore[arg-type]
+
+    def count_patterns(self) -> int:
+        return count_liar_patterns(self)  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ SCHEMES: dict[str, str] = {
     "draco-repetition": "draco_repetition:DracoRepetition",
     "draco-cyclic": "draco_cyclic:DracoCyclic",
     "detox": "detox:Detox",
+    "byzshield": "byzshield:ByzShield",
 }
 
 

@@ -10,7 +10,10 @@ randomness) or ``emulated failure`` (real MPI ranks on one machine, on Open MPI 
 whose workers are killed with SIGKILL from outside mid-run: the papers count a worker that
 never answers as a straggler but measure no failure, so what a run did through the deaths,
 finished or stopped, its distance to the serial model and how soon the master knew, is set
-beside the paper's claim, mostly a string).
+beside the paper's claim, mostly a string) or ``emulated attack`` (real MPI ranks on one
+machine, chosen workers forging their messages, an omniscient attack emulated at the master:
+the run's distance to the honest serial run beside a paper's claim of exactness or
+robustness).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ KINDS = (
     "real cluster",
     "exact computation",
     "emulated failure",
+    "emulated attack",
 )
 
 

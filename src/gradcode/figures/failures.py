@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -155,7 +155,21 @@ def read_losses(directory: Path, config: RunConfig) -> list[dict[str, Any]]:
     ]
 
 
-def gradient_errors(run: FailedRun) -> tuple[np.ndarray, np.ndarray]:
+class TrajectoryRun(Protocol):
+    """What ``gradient_errors`` reads of a run: its name, its run file and its iterates (a
+    ``FailedRun``, a ``gradcode.figures.byzantine.ByzantineRun``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> RunConfig: ...
+
+    @property
+    def trajectory(self) -> np.ndarray: ...
+
+
+def gradient_errors(run: TrajectoryRun) -> tuple[np.ndarray, np.ndarray]:
     """Per iteration, ``||decoded sum - exact sum||`` and ``||exact sum||`` at the iterate the
     workers were sent (gradient descent with a constant step only, since the decoded sum is
     recovered from two iterates; ``FailureRunError`` otherwise). The first over the second is

@@ -37,7 +37,20 @@ where ``(lo_wi - L) / b_i <= (m_wj - L) / b_j`` for every pair of its sizes, a b
 each, and ``u_w`` then runs from ``max_j (lo_wj - L_high) / b_j`` to ``min_j (m_wj - L_low) /
 b_j``. A (worker, size) with too few transfers for a window bounds from above only. No line
 through every window, or none at the estimate, says the envelope is not one latency plus
-bytes over a rate per worker: no interval, and the reason says so.
+bytes over a rate per worker.
+
+Workers of different latencies. Real links differ, and so do a worker's processing and the
+path through its node: on the emulated cluster every worker's own line lay 0.1-0.3 ms above
+the latency set, spread by up to 0.3 ms, more than the windows allow one latency for all
+(docs/measurements/fit-loop.md). Then each worker's latency is fitted from its own sizes (its
+line, and its interval from its windows alone, at half the error rate) and the cluster's is
+the *median worker's*: the median of their estimates, its interval the order statistics'
+distribution-free interval for a median, ``[low_(k), high_(n + 1 - k)]`` with the largest
+``k`` whose coverage ``1 - 2 P(Binomial(n, 1/2) < k)`` reaches the other half (each worker's
+lower end and upper end taken, so the windows only widen it). ``Latency.workers`` keeps every
+worker's latency and the description says they differ. It needs every worker to have two
+sizes whose windows admit a line and enough workers (7 at 95 %); otherwise there is no
+interval, and the reason says why.
 
 A latency the user gives (``fit_links_at``, ``gradcode timing fit --latency``) is not
 estimated: every rate is then its worker's fastest transfer with that latency taken off, its
@@ -81,6 +94,9 @@ class Latency:
     #: alone gave, for comparison (``None`` where it could not be fitted)
     given: bool = False
     fitted: Latency | None = None
+    #: every worker's own latency, where one latency for all was rejected and the value is
+    #: the median worker's (module docstring); ``None``: one latency fits every worker
+    workers: tuple[float, ...] | None = None
 
     @property
     def problem(self) -> str | None:
@@ -104,6 +120,7 @@ class Latency:
             **({"reason": self.reason} if self.reason else {}),
             **({"given": True} if self.given else {}),
             **({"fitted": self.fitted.as_dict()} if self.fitted is not None else {}),
+            **({"workers": list(self.workers)} if self.workers is not None else {}),
         }
 
     def describe(self) -> str:
@@ -120,6 +137,12 @@ class Latency:
             shown += f" [{_ms(self.interval[0])}, {_ms(self.interval[1])}]"
         else:
             shown += f" ({self.reason})"
+        if self.workers is not None:
+            low, high = min(self.workers), max(self.workers)
+            shown += (
+                f" (the median of {len(self.workers)} workers' latencies, {_ms(low)} to "
+                f"{_ms(high)}: more apart than one latency for all allows)"
+            )
         return f"{shown} (one way; message sizes {sizes} bytes)"
 
 
@@ -145,6 +168,13 @@ def fit_links(transfers: Sequence[Sequence[tuple[float, float]]], confidence: fl
     latency = _estimate(groups)
     windows = _windows(groups, confidence)
     interval = _region(groups, windows, latency, confidence)
+    apart: tuple[float, ...] | None = None
+    if isinstance(interval, str):
+        median = _median_worker(groups, confidence)
+        if isinstance(median, str):
+            interval += f"; {median}"
+        else:
+            latency, interval, apart, windows = median
     workers = []
     for worker, (group, lows) in enumerate(zip(groups, windows, strict=True)):
         inverse = min((float(m.min()) - latency) / size for size, m in group.items())
@@ -162,8 +192,58 @@ def fit_links(transfers: Sequence[Sequence[tuple[float, float]]], confidence: fl
     if isinstance(interval, str):
         fitted = Latency(latency, None, sizes, True, interval)
     else:
-        fitted = Latency(latency, interval, sizes, True)
+        fitted = Latency(latency, interval, sizes, True, workers=apart)
     return LinksFit(fitted, tuple(workers))
+
+
+def _median_worker(
+    groups: Sequence[dict[int, np.ndarray]], confidence: float
+) -> tuple[float, tuple[float, float], tuple[float, ...], list[dict[int, float]]] | str:
+    """The median worker's latency, its interval, every worker's latency and every worker's
+    windows (module docstring), or why there is none."""
+    alpha = (1.0 - confidence) / 2.0  # half for the workers' windows, half for the median
+    n = len(groups)
+    k = _median_rank(n, 1.0 - alpha)
+    if k == 0:
+        return (
+            f"{n} workers are too few for an interval of the median worker's latency "
+            f"(at least {_fewest(1.0 - alpha)} at {confidence:.0%})"
+        )
+    estimates, lows, highs, windows = [], [], [], []
+    for worker, group in enumerate(groups):
+        if len(group) < 2:
+            return f"worker {worker} sent one message size: its own latency is not identifiable"
+        own = _estimate([group])
+        window = _windows([group], 1.0 - alpha / n)
+        region = _region([group], window, own, 1.0 - alpha / n)
+        if isinstance(region, str):
+            return f"worker {worker}'s own transfers lie on no line latency + bytes / rate"
+        estimates.append(own)
+        lows.append(region[0])
+        highs.append(region[1])
+        windows += window
+    interval = (sorted(lows)[k - 1], sorted(highs)[n - k])
+    return float(np.median(estimates)), interval, tuple(estimates), windows
+
+
+def _median_rank(n: int, level: float) -> int:
+    """The largest ``k`` whose ``[x_(k), x_(n + 1 - k)]`` of ``n`` covers the median at
+    ``level`` (``1 - 2 P(Binomial(n, 1/2) <= k - 1)``), 0 where none does."""
+    best, below = 0, 0.0
+    for k in range(1, (n + 1) // 2 + 1):
+        below += math.comb(n, k - 1) / 2.0**n  # P(Binomial <= k - 1)
+        if 1.0 - 2.0 * below < level:
+            break
+        best = k
+    return best
+
+
+def _fewest(level: float) -> int:
+    """The fewest workers whose extremes cover their median at ``level``."""
+    n = 1
+    while _median_rank(n, level) == 0:
+        n += 1
+    return n
 
 
 def fit_links_at(

@@ -49,6 +49,14 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
         start: int >= 0             # [0] first iteration (0-based)
         stop: int >= 1 | null       # [null: to the end] first iteration not attacked
         every: int >= 1             # [1] attack every `every`-th iteration from start
+      caught: keep | drop           # [keep] a worker the decoder names as a liar keeps
+                                    # answering, or is dropped: a failed worker for the rest
+                                    # of the run (a spare takes its place where there is one)
+      unforeseen: [worker]          # [] workers that lie too, uncounted by the plan: more
+                                    # liars than the code corrects, which the run must detect
+      undefended: bool              # [false] a baseline: a code that corrects no
+                                    # adversaries, no aggregator; the forgeries enter the
+                                    # sum unchecked and the model is meant to be wrong
     aggregator:                     # [none: the code decodes] codes with
                                     # capabilities.aggregable (uncoded, ignore-stragglers, ...)
       name: str                     # a gradcode.aggregators aggregator (built-in or plug-in)
@@ -117,6 +125,13 @@ tolerates (the run then stops, which is what such a run shows). ``spares`` adds 
 ranks after the workers (the job has ``n + 1 + spares``); each waits idle until the master
 hands it a dead worker's place (``gradcode.train.faults.spares``).
 
+``adversaries.caught: drop`` (``gradcode.train.faults.caught``): a worker the decoder names as
+a liar is a failed worker from the next iteration on (no more models to it, none of its
+messages used; a spare of ``faults.spares`` takes its place); ``keep`` (the default) lets it
+answer on. ``adversaries.unforeseen`` lists workers that lie as ``workers`` do but which the
+plan does not count against the code's ``a``: the attacker a run file did not foresee, which
+the run must detect (a decoding failure and a non-zero exit) or cannot (the code's limits).
+
 Worker indices (``persistent``, ``adversaries.workers``, ``faults``) are 0-based code workers
 (MPI rank minus one). The scheme, its parameters, the straggler model and the world size are
 checked against each other in ``gradcode.runfile.plan``.
@@ -129,7 +144,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -323,24 +338,42 @@ class AdversaryConfig:
     start: int = 0
     stop: int | None = None
     every: int = 1
+    #: what becomes of a worker the decoder names as a liar (``CAUGHT_POLICIES``)
+    caught: str = "keep"
+    #: workers that lie too, which the plan does not count against the code's ``a``
+    unforeseen: tuple[int, ...] = ()
+    #: a baseline without defence (no correcting code, no aggregator): the run is meant to
+    #: be spoiled, which a plain ``adversaries`` block on such a code refuses to let happen
+    undefended: bool = False
 
     def plan(self) -> AttackPlan:
-        """Who attacks when, and with which attack (``gradcode.attacks.AttackPlan``)."""
+        """Who attacks when, and with which attack (``gradcode.attacks.AttackPlan``): the
+        planned liars and the unforeseen ones alike."""
         params = self.params if self._new_form() else {"scale": self.scale}
-        return AttackPlan(
-            self.workers, self.attack, dict(params), self.start, self.stop, self.every
-        )
+        liars = tuple(sorted({*self.workers, *self.unforeseen}))
+        return AttackPlan(liars, self.attack, dict(params), self.start, self.stop, self.every)
+
+    def _attack_fields(self) -> AdversaryConfig:
+        """This block without the fields that say nothing of the attack itself."""
+        return replace(self, caught="keep", unforeseen=())
 
     def _new_form(self) -> bool:
-        default = AdversaryConfig(self.workers, self.scale)
-        return self != default
+        return self._attack_fields() != AdversaryConfig(self.workers, self.scale)
 
     def fingerprint_fields(self) -> dict[str, Any]:
         """What enters the run's fingerprint: the old form's two fields alone when the block
-        is in the old form, so checkpoints written before attacks existed still resume."""
+        is in the old form, so checkpoints written before attacks existed still resume.
+        ``caught`` never enters (like ``faults``, it decides who answers, not what an exact
+        decoding computes), ``unforeseen`` only when it names a worker (blocks written
+        before it existed keep their fingerprint)."""
+        unforeseen = {"unforeseen": list(self.unforeseen)} if self.unforeseen else {}
         if not self._new_form():
-            return {"workers": list(self.workers), "scale": self.scale}
-        return asdict(self)
+            return {"workers": list(self.workers), "scale": self.scale} | unforeseen
+        fields = asdict(self)
+        del fields["caught"], fields["unforeseen"]
+        if not self.undefended:  # absent before the key existed: those checkpoints resume
+            del fields["undefended"]
+        return fields | unforeseen
 
 
 @dataclass(frozen=True)
@@ -706,9 +739,20 @@ def _spec_model(path: str, key: str) -> tuple[str, dict[str, Any]]:
     return data["model"], kept
 
 
+#: ``adversaries.caught``: a caught liar keeps answering, or leaves the run as a failed worker
+CAUGHT_POLICIES = ("keep", "drop")
+
+
 def _adversaries(top: _Section) -> AdversaryConfig:
-    section = top.section("adversaries", ("workers", "scale", "attack", "params", "iterations"))
+    keys = ("workers", "scale", "attack", "params", "iterations", "caught", "unforeseen")
+    section = top.section("adversaries", (*keys, "undefended"))
     workers = section.workers("workers")
+    unforeseen = section.workers("unforeseen")
+    both = sorted(set(workers) & set(unforeseen))
+    if both:
+        raise ConfigError(
+            f"adversaries.unforeseen: worker {both[0]} is also in adversaries.workers"
+        )
     if section.has("scale") and (section.has("attack") or section.has("params")):
         raise ConfigError(
             "adversaries.scale: the old form's noise scale; with attack or params give the "
@@ -732,6 +776,9 @@ def _adversaries(top: _Section) -> AdversaryConfig:
         start=start,
         stop=stop,
         every=schedule.integer("every", 1, minimum=1),
+        caught=section.string("caught", "keep", choices=CAUGHT_POLICIES),
+        unforeseen=unforeseen,
+        undefended=section.boolean("undefended", False),
     )
     try:  # the attack's name and parameters, checked here where the key is known
         config.plan().attack()

@@ -23,13 +23,18 @@ and a straggler model that would inject a link delay or a single port's ``tc``
 
 Adversaries (``adversaries.workers``) need a code with ``capabilities.corrects_adversaries``
 and no more of them than its ``a``, or an ``aggregator`` that tolerates the values they
-corrupt; and an attack (``adversaries.attack``) the decoding can give
+corrupt, or ``adversaries.undefended`` (a baseline: neither, the model meant to be spoiled);
+and an attack (``adversaries.attack``) the decoding can give
 the honest messages it needs (``gradcode.attacks``: an omniscient attack forges from the
 ``min_responders() - len(workers)`` honest messages the master holds at least).
 An ``aggregator`` (``gradcode.aggregators``) needs a code with ``capabilities.aggregable``
 (flat codes whose messages are per-group values: ``uncoded``, ``ignore-stragglers``,
 ``detox``) and must accept the ``aggregation_count()`` values it hands over, of which the
 liars corrupt ``aggregation_corrupted(workers)``; each refusal is one line naming the key.
+``adversaries.caught: drop`` and ``adversaries.unforeseen`` need a code that names its liars
+(``names_liars``); ``drop`` is refused when dropping the listed liars (less the spares) with
+the persistent and silent stragglers leaves the code undecodable; unforeseen liars are not
+counted against ``a`` (the run must find them: ``gradcode.train.faults.caught``).
 A code with ``capabilities.message == "matrix"`` needs a data set whose gradient length is a
 square ``d * d`` (``Plan.check_features``, once the data is loaded); its workers send and its
 master receives the ``d x d`` matrices flattened, like any vector, and what the master decodes
@@ -39,6 +44,7 @@ optimizer steps along.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -202,6 +208,7 @@ def _check_workers(plan: Plan) -> None:
     for key, workers in (
         ("stragglers.persistent", persistent),
         ("adversaries.workers", adversaries),
+        ("adversaries.unforeseen", config.adversaries.unforeseen),
         ("faults.kill", killed),
         ("faults.silent", silent),
         ("faults.lose_node.worker", lost_node),
@@ -229,8 +236,12 @@ def _check_workers(plan: Plan) -> None:
     if overlap:
         raise ConfigError(f"faults: worker {overlap[0]} is also a persistent straggler")
     aggregator = _check_aggregator(plan)
+    if config.adversaries.undefended:
+        _check_undefended(code, aggregator)
     if adversaries:
-        if aggregator is not None:
+        if config.adversaries.undefended:
+            pass  # a baseline: whatever the liars send enters the sum
+        elif aggregator is not None:
             _check_aggregated_liars(plan, aggregator, adversaries)
         elif not code.capabilities.corrects_adversaries:
             correcting = [
@@ -238,7 +249,8 @@ def _check_workers(plan: Plan) -> None:
             ]
             raise ConfigError(
                 f"adversaries.workers: only scheme {', '.join(correcting)} corrects adversaries "
-                f"({code.name} does not; an aggregator: block makes an aggregable code robust)"
+                f"({code.name} does not; an aggregator: block makes an aggregable code robust, "
+                "undefended: true runs it without defence)"
             )
         elif len(adversaries) > code.a:
             raise ConfigError(
@@ -250,15 +262,82 @@ def _check_workers(plan: Plan) -> None:
             raise ConfigError(
                 f"adversaries.workers: worker {overlap[0]} is also a persistent straggler"
             )
+    liars = config.adversaries.plan().workers  # the unforeseen ones too
+    if liars:
         # an omniscient attack forges from the honest messages the master holds when it
         # decodes: at least the code's fewest responders less the liars
-        honest = honest_floor(code.min_responders(), len(adversaries))
+        honest = honest_floor(code.min_responders(), len(liars))
         problem = config.adversaries.plan().attack().refusal(honest)
         if problem:
             raise ConfigError(
                 f"adversaries.attack: {problem} ({code.name} decodes from "
-                f"{code.min_responders()} responders, {len(adversaries)} of them liars)"
+                f"{code.min_responders()} responders, {len(liars)} of them liars)"
             )
+    _check_caught(plan)
+
+
+def names_liars(plan: Plan) -> bool:
+    """Whether the run's master learns who lies: a code that corrects adversaries (``a > 0``)
+    decodes, and names the liars it corrected (no aggregator in its place)."""
+    code = plan.code
+    corrects = code.capabilities.corrects_adversaries and code.a > 0
+    return corrects and plan.config.aggregator is None
+
+
+def _check_caught(plan: Plan) -> None:
+    """``adversaries.caught: drop`` and ``adversaries.unforeseen`` need a code that names its
+    liars; ``drop`` is refused when dropping the listed liars (all but those ``faults.spares``
+    replace), with the persistent and silent stragglers, leaves the code unable to decode.
+    Kills are not counted, as nowhere before the run (a run may be meant to stop)."""
+    config, code = plan.config, plan.code
+    adversaries = config.adversaries
+    for key, given in (
+        ("adversaries.caught", adversaries.caught == "drop"),
+        ("adversaries.unforeseen", bool(adversaries.unforeseen)),
+    ):
+        if given and not names_liars(plan):
+            how = (
+                "an aggregator names none"
+                if config.aggregator is not None
+                else (f"{code.name} {code.params()} names none")
+            )
+            raise ConfigError(
+                f"{key}: needs a code that names the liars it corrects "
+                f"(capabilities.corrects_adversaries with a > 0, no aggregator; {how})"
+            )
+    overlap = sorted(set(adversaries.unforeseen) & set(config.stragglers.persistent))
+    if overlap:
+        raise ConfigError(
+            f"adversaries.unforeseen: worker {overlap[0]} is also a persistent straggler"
+        )
+    if adversaries.caught != "drop":
+        return
+    faults = config.faults
+    quiet = set(config.stragglers.persistent)
+    if faults is not None:
+        quiet |= {event.worker for event in faults.silent}
+    dropped = len(adversaries.workers) - plan.spares  # spares take the places of the first
+    for liars in itertools.combinations(adversaries.workers, max(dropped, 0)):
+        lost = sorted(quiet | set(liars))
+        if not alive_decodable(code, lost):
+            raise ConfigError(
+                f"adversaries.caught: drop would leave {code.name} {code.params()} unable to "
+                f"decode without workers {lost} (liars {list(liars)} dropped once caught"
+                f"{f', {plan.spares} spares' if plan.spares else ''}); keep them, or give "
+                "the code more stragglers s or the run faults.spares"
+            )
+
+
+def _check_undefended(code: GradientCode, aggregator: Aggregator | None) -> None:
+    """``ConfigError`` when a run said to be without defence has one."""
+    if aggregator is not None:
+        raise ConfigError(
+            f"adversaries.undefended: the run has aggregator {aggregator.name}, a defence"
+        )
+    if code.capabilities.corrects_adversaries and code.a > 0:
+        raise ConfigError(
+            f"adversaries.undefended: {code.name} corrects a = {code.a} adversaries, a defence"
+        )
 
 
 def _check_aggregator(plan: Plan) -> Aggregator | None:

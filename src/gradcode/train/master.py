@@ -75,7 +75,7 @@ from gradcode.aggregators import AggregatorError
 from gradcode.attacks import attack_rng
 from gradcode.codes import AggregationInputs, NotDecodableError
 from gradcode.codes.tree import MASTER
-from gradcode.runfile.plan import alive_decodable, collection_choice
+from gradcode.runfile.plan import alive_decodable, collection_choice, names_liars
 from gradcode.runlogs import nodelog
 from gradcode.train import protocol
 from gradcode.train.distribution import (
@@ -84,6 +84,7 @@ from gradcode.train.distribution import (
     distribution_choice,
     scatter_pieces,
 )
+from gradcode.train.faults.caught import Caught, DecodingFailed
 from gradcode.train.faults.failures import CannotContinue
 from gradcode.train.faults.spares import Replacements
 from gradcode.train.protocol import clock
@@ -133,7 +134,7 @@ class Master:
             self.spares = Replacements(
                 ctx.world, self.failures, ctx.plan.workers, spares, share, self.failures.began
             )
-        self.stopped: CannotContinue | None = None
+        self.stopped: CannotContinue | DecodingFailed | None = None
         self._polled = 0.0
         self._checked = 0  # failures already checked against the code
         self._collecting = False  # between an iteration's model going out and its decoding
@@ -155,6 +156,13 @@ class Master:
         aggregator = ctx.plan.config.aggregator
         #: the robust aggregator that replaces decoding (``None``: the code decodes)
         self.aggregator = aggregator.build() if aggregator is not None else None
+        #: the checks of the liars a decoder names, and ``adversaries.caught``
+        self.caught = (
+            Caught(code.a, self.attacks, ctx.plan.config.adversaries.caught)
+            if names_liars(ctx.plan)
+            else None
+        )
+        self._drops_checked = 0  # drops already checked against the code
         self.one_clock = ctx.one_clock  # a sender's clock is comparable with ours
         self.distribution = distribution_choice(ctx)
         scatter = self.distribution.way == "scatter"
@@ -175,7 +183,7 @@ class Master:
         try:
             for t in range(self.session.start, config.iterations):
                 self._iteration(t)
-        except CannotContinue as stop:
+        except (CannotContinue, DecodingFailed) as stop:
             self.stopped = stop
         children = dict(self.child_ranks)
         reports = stop_all(
@@ -192,6 +200,8 @@ class Master:
         if self.tree is not None:
             self._write_nodes(reports)
         replacements = {"replacements": self.spares.records()} if self.spares else {}
+        if self.caught is not None and self.caught.policy == "drop":
+            replacements["dropped"] = self.caught.records()
         return (
             {
                 "stale_discarded_by_nodes": int(sum(r[0] for r in reports.values())),
@@ -236,9 +246,10 @@ class Master:
 
     def _orphans(self) -> list[int]:
         """World ranks alive whose parent died (a tree's STOP cannot reach them through it),
-        and spares never assigned (they listen on ``world`` only)."""
+        spares never assigned (they listen on ``world`` only) and dropped liars a spare
+        replaced (no longer among the children)."""
         if self.spares is not None:
-            return self.spares.idle()
+            return self.spares.idle() + self._replaced_liars()
         if self.tree is None or self.failures is None:
             return []
         tree, dead = self.tree, self.failures
@@ -252,12 +263,15 @@ class Master:
 
     # -- failures ---------------------------------------------------------------------------
     def _lost(self, t: int) -> list[int]:
-        """Workers that will not answer iteration ``t``: failed, persistent, silent."""
+        """Workers that will not answer iteration ``t``: failed, persistent, silent, dropped
+        (``adversaries.caught``)."""
         config = self.ctx.plan.config
         lost = set(config.stragglers.persistent)
-        if self.failures is not None:
-            spares = self.spares
-            lost |= {w for w in self.failures.workers() if not (spares and spares.replaced(w))}
+        spares = self.spares
+        gone = set(self.failures.workers()) if self.failures is not None else set()
+        if self.caught is not None:
+            gone |= set(self.caught.workers())
+        lost |= {w for w in gone if not (spares and spares.replaced(w))}
         if config.faults is not None:
             lost |= {e.worker for e in config.faults.silent if e.iteration <= t}
         return sorted(lost)
@@ -286,12 +300,7 @@ class Master:
             self._replace(t)
         if not alive_decodable(self.code, self._lost(t)):
             lost = [failures.failed[rank] for rank in sorted(failures.failed)]
-            raise CannotContinue(
-                lost,
-                t,
-                f"{self.code.name} {self.code.params()} cannot decode without workers "
-                f"{self._lost(t)}",
-            )
+            raise CannotContinue(lost, t, self._cannot_decode(t))
 
     def _cover(self, dead: list[int]) -> None:
         """``scatter``: the chunks of workers that died are the master's to send from now on;
@@ -310,7 +319,64 @@ class Master:
         self._covered_late += dead
 
     def _alive(self, rank: int) -> bool:
+        """Whether ``rank`` is to be sent models: not dead, not a dropped liar."""
+        if self.caught is not None and rank in self.caught.ranks():
+            return False
         return self.failures is None or not self.failures.dead(rank)
+
+    def _ignored(self, result: Result) -> bool:
+        """A message of a dropped liar (sent before it was dropped): never used."""
+        return self.caught is not None and result.source in self.caught.ranks()
+
+    def _replaced_liars(self) -> list[int]:
+        """Ranks of dropped liars whose worker a spare serves now."""
+        if self.caught is None:
+            return []
+        return [
+            drop.rank
+            for drop in self.caught.dropped.values()
+            if self.child_ranks[drop.worker][1] != drop.rank
+        ]
+
+    # -- caught liars (``adversaries.caught``, ``gradcode.train.faults.caught``) --------------
+    def _drop(self, t: int, named: list[int]) -> None:
+        """Under ``drop``: the workers named in iteration ``t`` leave the run from ``t + 1``
+        on, as failed workers (a spare, where there is one, takes each one's place)."""
+        assert self.caught is not None
+        rank_of = {worker: world for worker, (_, world) in enumerate(self.child_ranks)}
+        made = self.caught.drop(t, named, rank_of)
+        if not made:
+            return
+        if self.covering is not None:  # its chunk of every model is the master's to send
+            self._cover([drop.worker for drop in made])
+        if self.spares is None:
+            return
+        for drop in made:
+            replacement = self.spares.replace_dropped(drop.worker, drop.rank, t)
+            if replacement is not None:  # the next model goes to the spare
+                rank = replacement.spare_rank
+                self.child_ranks[drop.worker] = (rank, rank)
+
+    def _check_drops(self, t: int) -> None:
+        """``CannotContinue`` once the code cannot decode iteration ``t`` without the workers
+        lost, the dropped liars among them (checked once per new drop)."""
+        if self.caught is None or len(self.caught.dropped) == self._drops_checked:
+            return
+        self._drops_checked = len(self.caught.dropped)
+        if not alive_decodable(self.code, self._lost(t)):
+            failed = self.failures.failed if self.failures is not None else {}
+            raise CannotContinue(
+                [failed[rank] for rank in sorted(failed)], t, self._cannot_decode(t)
+            )
+
+    def _cannot_decode(self, t: int) -> str:
+        """Why iteration ``t`` cannot be decoded: the workers lost, the dropped liars named."""
+        dropped = self.caught.workers() if self.caught is not None else []
+        why = f" (workers {dropped} dropped, named as liars by the decoder)" if dropped else ""
+        return (
+            f"{self.code.name} {self.code.params()} cannot decode without workers "
+            f"{self._lost(t)}{why}"
+        )
 
     def _live_ranks(self) -> list[int]:
         """The workers' own ranks (worker ``j`` at ``j + 1``) not known dead."""
@@ -346,6 +412,8 @@ class Master:
         decoded = clock()
         session.step(t, gradient, point)
         ended = clock()
+        if self.caught is not None:
+            self._drop(t, extras.get("adversaries", []))
         slow = []
         if self.covering is not None:
             reports = [
@@ -370,6 +438,7 @@ class Master:
             | ({} if self.puller is None else {"notices": self._notices})
             | extras
             | self._failure_fields()
+            | (self.caught.fields() if self.caught is not None else {})
         )
         for result in seen:
             self.port.release(result)
@@ -387,6 +456,7 @@ class Master:
             self.failures.iteration = t
             self._polled = 0.0
             self._check_failures(t, ask=True)
+        self._check_drops(t)
         began = self._began = clock()
         self.port.start(t, began)
         if self.rows is not None:
@@ -422,9 +492,11 @@ class Master:
                     return gradient, extras, ready
                 except NotDecodableError as error:
                     # the rule held but the decoder refused (e.g. more corruption than it
-                    # corrects): wait for more results and try again with them
+                    # corrects): wait for more results and try again with them, unless every
+                    # result that can come is in hand
                     failures.append(" ".join(str(error).split()))
                     self._pull_all()
+                    self._refused(t, held, seen, failures)
             now = clock()
             if now > deadline:
                 raise IterationTimeout(
@@ -442,6 +514,32 @@ class Master:
                 nap(until, ctx.poll)
             else:
                 self.port.wait(until, ctx.poll)
+
+    def _refused(
+        self, t: int, held: dict[Any, Result], seen: list[Result], refusals: list[str]
+    ) -> None:
+        """The decoder refused ``held``: every result seen joins it (those after the one that
+        made it decodable were only seen); ``DecodingFailed`` when a flat code's decoder
+        refused the messages of every worker that can still answer."""
+        for result in seen:
+            key = self._key(result)
+            if key not in held:
+                held[key] = result if self.rows is None else self.rows.hold(result)
+        if self.tree is not None:
+            return
+        lost = set(self._lost(t))
+        expected = {
+            key
+            for worker in range(self.code.n)
+            if worker not in lost
+            for key in self.code.message_keys(worker)
+        }
+        if expected <= set(held):
+            raise DecodingFailed(
+                t,
+                f"the decoder refused the messages of every live worker ({refusals[-1]})",
+                refusals,
+            )
 
     def _send_model(self, t: int, model: np.ndarray) -> list[int] | None:
         """Send model ``t`` the way ``runtime.distribution`` chose; with ``scatter`` returns the
@@ -476,6 +574,9 @@ class Master:
         for result in self.port.poll(clock()):
             if self.puller is not None and result.data.size == 0:
                 self._notice(result)
+                continue
+            if self._ignored(result):
+                self.port.release(result)
                 continue
             seen.append(result)
             if not decodable:
@@ -550,6 +651,8 @@ class Master:
             extras["adversaries"] = sorted(
                 {int(self.code.worker_of(k)) for k in result.adversaries}
             )
+        if self.caught is not None:  # past the code's bound: no step along this result
+            self.caught.check(t, extras["adversaries"])
         if self.estimates:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
@@ -581,7 +684,14 @@ class Master:
         docstring); the received buffers stay untouched."""
         assert self.forger is not None
         code, seed = self.code, self.ctx.plan.config.seed
-        liars = [key for key in messages if int(code.worker_of(key)) in self.attacks.workers]
+        spares = self.spares
+        liars = [
+            key
+            for key in messages
+            if int(code.worker_of(key)) in self.attacks.workers
+            # a spare in a liar's place is another process, honest
+            and not (spares is not None and spares.replaced(int(code.worker_of(key))))
+        ]
         # one generator per message, seeded as a worker seeds its own forgery
         return self.forger.apply(
             messages, liars, lambda key: attack_rng(seed, t, self.keys.index(key))

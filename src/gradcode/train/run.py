@@ -339,7 +339,7 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
     if stopped is None:
         return 0
     print(f"{PROGRAM}: stopped: {extra['stopped']['message']}", file=sys.stderr, flush=True)
-    return EXIT_CANNOT_CONTINUE
+    return stopped.exit_status
 
 
 def _faults(ctx: RankContext) -> dict[str, Any]:

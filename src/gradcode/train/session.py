@@ -27,6 +27,7 @@ from gradcode.runlogs.log import (
     write_json,
 )
 from gradcode.train import checkpoint as checkpoints
+from gradcode.train.faults.caught import DecodingFailed
 from gradcode.train.faults.failures import CannotContinue, describe_workers
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
@@ -179,16 +180,34 @@ class Session:
             self.config.checkpoint.keep,
         )
 
-    def stop(self, stopped: CannotContinue) -> dict[str, Any]:
-        """Failures left the code unable to decode: checkpoint what was completed and say so
-        in one line (``summary.json``'s ``stopped``; ``message`` is the line)."""
+    def stop(self, stopped: CannotContinue | DecodingFailed) -> dict[str, Any]:
+        """Failures left the code unable to decode, or a decoding failed: checkpoint what was
+        completed and say so in one line (``summary.json``'s ``stopped``; ``message`` is the
+        line, ``kind`` "failures" or "decoding")."""
         path = self.checkpoint()
+        if isinstance(stopped, DecodingFailed):
+            message = (
+                f"decoding failed at iteration {stopped.iteration}: {stopped.reason}; no step "
+                f"was taken along it; last checkpoint {path} ({self.completed} iterations "
+                "done, each decoded within the code's bound)"
+            )
+            return {
+                "kind": "decoding",
+                "message": message,
+                "iteration": stopped.iteration,
+                "reason": stopped.reason,
+                "refusals": stopped.refusals,
+                "checkpoint": str(path),
+                "completed": self.completed,
+            }
+        failed = f"{describe_workers(stopped.failed)} failed; " if stopped.failed else ""
         message = (
-            f"{describe_workers(stopped.failed)} failed; at iteration {stopped.iteration} "
+            f"{failed}at iteration {stopped.iteration} "
             f"{stopped.reason}; last checkpoint {path} ({self.completed} iterations done): "
             "rerun the same command with every worker to resume from it"
         )
         return {
+            "kind": "failures",
             "message": message,
             "iteration": stopped.iteration,
             "failed_workers": [failure.worker for failure in stopped.failed],

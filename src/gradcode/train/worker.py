@@ -128,7 +128,9 @@ class Worker:
         #: who lies when (``adversaries``); an omniscient attack's messages leave honest and
         #: the master forges them from the honest ones it holds (``gradcode.train.master``)
         self.attacks = plan.config.adversaries.plan()
-        self.attack = self.attacks.attack() if self.worker in self.attacks.workers else None
+        # a spare in a worker's place is another process: the liar was the one it replaces
+        liar = self.worker in self.attacks.workers and ctx.replaces is None
+        self.attack = self.attacks.attack() if liar else None
         self.delays = DrawnAhead(plan.delay_source())
         self.outbox = Outbox(links.up_comm, links.up_rank, failures=self.failures)
         self.forwards = SendSet(self.failures)

@@ -70,6 +70,8 @@ class Failure:
 class CannotContinue(RuntimeError):
     """Failures left the code unable to decode: the run stops (one line, resumable)."""
 
+    exit_status = EXIT_CANNOT_CONTINUE
+
     def __init__(self, failed: Sequence[Failure], iteration: int, reason: str) -> None:
         self.failed, self.iteration, self.reason = list(failed), iteration, reason
         super().__init__(reason)

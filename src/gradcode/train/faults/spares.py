@@ -14,6 +14,10 @@ master sends it the current model at once (it may still answer the iteration in 
 and every model after; its results come on its own channel, named by their message key like
 any worker's.
 
+A worker dropped as a caught liar (``adversaries.caught: drop``, ``gradcode.train.faults.caught``)
+is replaced the same way (``replace_dropped``, ``reason`` "dropped as a liar"); its rank stays
+alive and idle until the end, and the spare in its place is honest.
+
 Until a spare is assigned the dead worker is a permanent straggler, as without spares; once
 assigned, the master counts ``w`` alive again when it asks whether the code still decodes
 (the spare answers like a slow worker until its data is in), so a later failure of another
@@ -62,6 +66,9 @@ class Replacement:
     ready: float | None = None
     first_result: float | None = None
     first_result_iteration: int | None = None
+    #: why the worker's rank left: it died, or it was dropped as a caught liar
+    #: (``adversaries.caught: drop``, ``gradcode.train.faults.caught``)
+    reason: str = "failed"
 
     def as_dict(self) -> dict[str, Any]:
         record = asdict(self)
@@ -101,29 +108,45 @@ class Replacements:
         for worker, rank in sorted(self.rank_of.items()):
             if not self.failures.dead(rank):
                 continue
-            spare = self._take_spare()
-            if spare is None:
+            record = self._assign(worker, rank, iteration, self.failures.failed[rank].seconds)
+            if record is None:
                 break
-            detected = self.failures.failed[rank].seconds
-            self.failures.assign(spare, worker)
-            self.rank_of[worker] = spare
-            payload = {"worker": worker, "parts": self.share(worker)}
-            try:
-                self._sends.append(self._oob.isend(payload, dest=spare, tag=protocol.ASSIGN))
-            except MPI.Exception as error:
-                self.failures.noticed(error, f"assigning worker {worker} to spare rank {spare}")
-            record = Replacement(
-                worker=worker,
-                failed_rank=rank,
-                spare_rank=spare,
-                iteration=iteration,
-                detected=detected,
-                assigned=clock() - self.began,
-            )
-            self.made.append(record)
-            self._fresh.append(record)
             made.append(record)
         return made
+
+    def replace_dropped(self, worker: int, rank: int, iteration: int) -> Replacement | None:
+        """Give ``worker``, whose rank ``rank`` was dropped as a caught liar in ``iteration``,
+        a live spare (``None``: none is left). The spare serves it honestly: the liar is the
+        process (``gradcode.train.worker``)."""
+        return self._assign(worker, rank, iteration, clock() - self.began, "dropped as a liar")
+
+    def _assign(
+        self, worker: int, rank: int, iteration: int, detected: float, reason: str = "failed"
+    ) -> Replacement | None:
+        """The next live spare takes ``worker``'s place from rank ``rank`` (``None``: none
+        left): ``ASSIGN`` with the worker's partitions on its way."""
+        spare = self._take_spare()
+        if spare is None:
+            return None
+        self.failures.assign(spare, worker)
+        self.rank_of[worker] = spare
+        payload = {"worker": worker, "parts": self.share(worker)}
+        try:
+            self._sends.append(self._oob.isend(payload, dest=spare, tag=protocol.ASSIGN))
+        except MPI.Exception as error:
+            self.failures.noticed(error, f"assigning worker {worker} to spare rank {spare}")
+        record = Replacement(
+            worker=worker,
+            failed_rank=rank,
+            spare_rank=spare,
+            iteration=iteration,
+            detected=detected,
+            assigned=clock() - self.began,
+            reason=reason,
+        )
+        self.made.append(record)
+        self._fresh.append(record)
+        return record
 
     def _take_spare(self) -> int | None:
         while self.pool:

@@ -1,0 +1,283 @@
+"""ByzShield: files on workers by Latin squares, a vote per file, an aggregator over the votes.
+
+Konstantinidis & Ramamoorthy, "ByzShield: An Efficient and Robust System for Distributed
+Training", MLSys 2021: files placed on workers by mutually orthogonal Latin squares (MOLS), a
+majority vote per file over its ``r`` copies, then a robust aggregator over the ``f`` votes.
+
+Placement. ``l`` prime, ``r`` odd with ``1 <= r <= l - 1``. The data set is cut into ``f = l^2``
+files (partitions), file ``p = i l + j`` being cell ``(i, j)`` of an ``l x l`` grid. Latin
+square ``c = 1 .. r`` is ``L_c(i, j) = c i + j (mod l)``; for ``l`` prime the ``l - 1`` squares
+``c = 1 .. l - 1`` are mutually orthogonal. Square ``c`` gives ``l`` workers, worker
+``(c - 1) l + v`` holding the ``l`` cells where ``L_c`` equals ``v``: ``K = r l`` workers of
+load ``l`` each, every file on ``r`` workers, one per square. Two workers of one square hold
+disjoint files; two of different squares exactly one common file (orthogonality: ``c i + j =
+v``, ``c' i + j = v'`` has one solution ``(i, j)`` when ``c != c'``), which is what keeps an
+omniscient attacker from concentrating its liars on few files. Only prime ``l`` is built
+(prime powers would need the field ``GF(p^k)``; refused in one line), and neither the
+paper's Ramanujan-graph placements nor stragglers (``s = 0``).
+
+Messages. Worker ``w`` sends each of its files' partial gradient as its own message, keys
+``(w, j)``, ``j = 0 .. l - 1`` in computing order (message ``j`` needs the first ``j + 1``
+partials), so the master holds ``r`` copies of every file.
+
+The vote. A value sent by ``r' = (r + 1) / 2`` of a file's copies (agreeing within
+``agreement_tol`` of the larger norm, as DRACO's vote, ``gradcode.codes.draco_repetition``) is
+the file's vote. With fewer than ``r'`` liars among a file's holders the vote is the file's
+true partial gradient; with at most ``a = (r - 1) / 2`` liars anywhere that holds for every
+file, so ``decode_result`` returns the exact gradient (the sum of the votes) and names the
+outvoted messages: the code declares ``corrects_adversaries`` with ``a = (r - 1) / 2``.
+Beyond ``a`` liars it detects a file with no majority value and more than ``a`` workers
+outvoted in all (``NotDecodableError``, ``needed=None``); it cannot detect ``r'`` liars
+agreeing on one value in a file (they outvote its honest holders, who are named instead).
+
+Beyond ``a`` liars: the aggregator. ``aggregation_inputs`` hands a robust aggregator one vote
+per file with a majority (``total = f``); a vote can be the liars' only where ``r'`` of the
+file's holders lie (``aggregation_corrupted``), the paper's *distorted* files. The worst
+number of distorted files over every placement of ``q`` liars, ``c_max^(q)``, and the
+*distortion fraction* ``c_max^(q) / f`` are computed by ``gradcode.codes.distortion`` (for
+any aggregable code, so DETOX's and the baseline's come from the same function);
+``distortion_bound`` is the paper's spectral upper bound on ``c_max^(q)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from gradcode.codes.base import (
+    AggregationInputs,
+    Capabilities,
+    DecodeResult,
+    LinearCode,
+    MessageKey,
+    NotDecodableError,
+    check_int,
+    message_vectors,
+    require,
+)
+from gradcode.codes.completion import CompletionRule
+from gradcode.codes.draco_repetition import same_value
+from gradcode.codes.liars import EveryLiarPatterns
+
+
+def is_prime(value: int) -> bool:
+    """Whether ``value`` is a prime number."""
+    if value < 2:
+        return False
+    return all(value % d for d in range(2, math.isqrt(value) + 1))
+
+
+def mols_placement(l: int, r: int) -> tuple[tuple[int, ...], ...]:
+    """Worker ``w``'s files for ``r`` of the ``l - 1`` MOLS of prime order ``l`` (module
+    docstring): worker ``(c - 1) l + v`` holds ``i l + j`` where ``c i + j = v (mod l)``, in
+    increasing ``i``."""
+    return tuple(
+        tuple(i * l + (v - c * i) % l for i in range(l)) for c in range(1, r + 1) for v in range(l)
+    )
+
+
+class ByzShield(EveryLiarPatterns, LinearCode):
+    """ByzShield's MOLS placement: ``K = r l`` workers, ``f = l^2`` files on ``r`` workers
+    each, a majority vote per file (exact with up to ``a = (r - 1) / 2`` liars), an
+    aggregator over the ``f`` votes beyond that.
+
+    Parameters: ``l`` prime (each worker's number of files, the squares' order), ``r`` odd,
+    ``1 <= r <= l - 1`` (copies of each file, the number of squares used).
+    """
+
+    name = "byzshield"
+    capabilities: ClassVar[Capabilities] = Capabilities(corrects_adversaries=True, aggregable=True)
+    numerically_sound_up_to = None  # only additions and comparisons
+    #: relative distance within which two messages count as the same value
+    agreement_tol: ClassVar[float] = 1e-9
+
+    def __init__(self, l: int = 5, r: int = 3) -> None:
+        self.l = check_int("l", self.name, l, minimum=2)
+        self.r = check_int("r", self.name, r, minimum=1)
+        require(
+            is_prime(self.l),
+            f"{self.name} needs a prime l (got l={self.l}; prime powers are not supported)",
+        )
+        require(self.r % 2 == 1, f"{self.name} needs an odd r (got r={self.r})")
+        require(
+            self.r <= self.l - 1,
+            f"{self.name} needs r <= l - 1 orthogonal squares (got l={self.l}, r={self.r})",
+        )
+        self.n, self.k, self.s, self.m = self.r * self.l, self.l * self.l, 0, 1
+        self.a = (self.r - 1) // 2
+        self.quorum = self.a + 1  # r' = (r + 1) / 2
+        self._files = mols_placement(self.l, self.r)
+        self._keys = tuple((w, j) for w in range(self.n) for j in range(self.l))
+        self._file_of = {(w, j): self._files[w][j] for w, j in self._keys}
+        self._copies: tuple[tuple[MessageKey, ...], ...] = tuple(
+            tuple(key for key in self._keys if self._file_of[key] == p) for p in range(self.k)
+        )
+        #: (n, k) 0/1: worker w holds file p
+        self._holds = np.zeros((self.n, self.k), dtype=np.int64)
+        for w, files in enumerate(self._files):
+            self._holds[w, list(files)] = 1
+        encoding = np.zeros((len(self._keys), self.k, 1))
+        encoding[np.arange(len(self._keys)), [self._file_of[key] for key in self._keys], 0] = 1
+        self._init_linear(encoding)
+
+    @classmethod
+    def parameter_grid(cls, max_n: int) -> Iterator[dict[str, int]]:
+        """Every prime ``l`` and odd ``r <= l - 1`` with ``r l <= max_n``."""
+        for l in range(2, max_n + 1):
+            if is_prime(l):
+                for r in range(1, l, 2):
+                    if r * l <= max_n:
+                        yield {"l": l, "r": r}
+
+    def params(self) -> dict[str, int]:
+        return {"l": self.l, "r": self.r}
+
+    # -- assignment and messages ----------------------------------------------------------
+    def partitions(self, worker: int) -> tuple[int, ...]:
+        return self._files[worker]
+
+    def message_keys(self, worker: int) -> tuple[MessageKey, ...]:
+        return tuple((worker, j) for j in range(self.l))
+
+    def all_message_keys(self) -> tuple[MessageKey, ...]:
+        return self._keys
+
+    def message_prefix(self, key: MessageKey) -> int:
+        self._file(key)
+        return key[1] + 1  # type: ignore[index]
+
+    def file_holders(self, file: int) -> tuple[int, ...]:
+        """The ``r`` workers holding ``file``, one per square."""
+        return tuple(int(w) for w in np.flatnonzero(self._holds[:, file]))
+
+    def _file(self, key: MessageKey) -> int:
+        found = self._file_of.get(key) if isinstance(key, tuple) else None
+        if found is None:
+            raise ValueError(f"{self.name}: unknown message key {key!r}")
+        return found
+
+    # -- decodability ---------------------------------------------------------------------
+    def _by_file(self, keys: Iterable[MessageKey]) -> list[list[MessageKey]]:
+        found: list[list[MessageKey]] = [[] for _ in range(self.k)]
+        for key in set(keys):
+            found[self._file(key)].append(key)
+        return [sorted(copies) for copies in found]
+
+    def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
+        """All ``r = 2a + 1`` copies of every file (no stragglers)."""
+        return all(len(copies) == self.r for copies in self._by_file(keys))
+
+    def completion_rule(self) -> CompletionRule:
+        """Every copy of every file."""
+        return CompletionRule(self._copies, (self.r,) * self.k)
+
+    def completion_times(self, arrivals: np.ndarray) -> np.ndarray:
+        """The last message's arrival (every copy is needed)."""
+        return self._arrivals(arrivals).max(axis=1)
+
+    # -- the vote -------------------------------------------------------------------------
+    def _agree(self, x: np.ndarray, y: np.ndarray) -> bool:
+        return same_value(x, y, self.agreement_tol)
+
+    def _majority(self, vectors: list[np.ndarray]) -> int | None:
+        """Index of a vector ``r'`` of ``vectors`` agree with (``None``: none). Two such
+        values cannot exist: they would need ``2 r' = r + 1`` copies."""
+        for index, candidate in enumerate(vectors):
+            if sum(self._agree(candidate, other) for other in vectors) >= self.quorum:
+                return index
+        return None
+
+    def _votes(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> Iterator[tuple[int, list[MessageKey], list[np.ndarray], int | None]]:
+        """Per file: its copies in hand, their vectors and the majority's index (or ``None``)."""
+        width = self.message_length(length)
+        for file, copies in enumerate(self._by_file(messages)):
+            vectors = message_vectors(self.name, messages, copies, width) if copies else []
+            yield file, copies, vectors, self._majority(vectors)
+
+    def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
+        """The sum of the files' votes; ``adversaries``: the messages outvoted in their file."""
+        copies = self._by_file(messages)
+        missing = [key for p in range(self.k) for key in self._copies[p] if key not in messages]
+        if missing:
+            short = [p for p in range(self.k) if len(copies[p]) < self.r]
+            raise NotDecodableError(
+                f"{self.name} needs all r = {self.r} copies of every file; files "
+                f"{short[:10]} have fewer",
+                needed=len(missing),
+                candidates=missing,
+            )
+        total = np.zeros(self.message_length(length))
+        used: list[MessageKey] = []
+        outvoted: list[MessageKey] = []
+        for file, keys, vectors, winner in self._votes(messages, length):
+            if winner is None:
+                raise self._beyond_a(
+                    f"no value has r' = {self.quorum} senders for file {file} (messages {keys})"
+                )
+            total += vectors[winner]
+            used.append(keys[winner])
+            outvoted += [
+                key
+                for key, vector in zip(keys, vectors, strict=True)
+                if not self._agree(vector, vectors[winner])
+            ]
+        liars = sorted({self.worker_of(key) for key in outvoted})
+        if len(liars) > self.a:
+            raise self._beyond_a(f"workers {liars} are outvoted in their files")
+        return DecodeResult(total[:length], tuple(used), 1.0, adversaries=tuple(sorted(outvoted)))
+
+    def _beyond_a(self, what: str) -> NotDecodableError:
+        return NotDecodableError(
+            f"{self.name}: {what}: more than a = {self.a} liars (detected, not correctable)",
+            needed=None,
+        )
+
+    # -- robust aggregation ---------------------------------------------------------------
+    def aggregation_inputs(
+        self, messages: Mapping[MessageKey, np.ndarray], length: int
+    ) -> AggregationInputs:
+        """One vote per file whose copies in hand have a value sent by ``r'`` of them."""
+        values: list[np.ndarray] = []
+        keys: list[tuple[MessageKey, ...]] = []
+        for _file, copies, vectors, winner in self._votes(messages, length):
+            if winner is None:  # no majority: too many liars (or too few copies) to trust it
+                continue
+            values.append(vectors[winner][:length])
+            agreeing = zip(copies, vectors, strict=True)
+            keys.append(tuple(k for k, v in agreeing if self._agree(v, vectors[winner])))
+        if not values:
+            raise NotDecodableError(f"{self.name}: no file has a majority", needed=None)
+        return AggregationInputs(np.stack(values), tuple(keys), self.k)
+
+    def aggregation_count(self) -> int:
+        return self.k
+
+    def aggregation_corrupted(self, liars: Iterable[int]) -> int:
+        """Files with ``r' = (r + 1) / 2`` liars among their holders (the paper's distorted
+        files: their vote can be the liars')."""
+        chosen = sorted({int(w) for w in liars})
+        if not chosen:
+            return 0
+        return int((self._holds[chosen].sum(axis=0) >= self.quorum).sum())
+
+    def distortion_bound(self, liars: int) -> float:
+        """The paper's upper bound on ``c_max^(q)``, the most files ``q = liars`` workers can
+        distort (``r >= 3``).
+
+        Proof sketch. The ``q`` liars hold ``q l`` copies, spread over the set ``N`` of files
+        any of them holds. A distorted file takes at least ``r'`` of those copies, every other
+        file of ``N`` at least one, so ``c r' + (|N| - c) <= q l``, i.e.
+        ``c <= (q l - |N|) / (r' - 1)``. The biadjacency matrix ``H`` (``K x f``) of the MOLS
+        placement has ``H H^T = l I + (J - blocks of the squares)``, whose normalised second
+        eigenvalue is ``mu_1 = 1 / r``; the expansion bound for biregular graphs then gives
+        ``|N| >= q l / (r (mu_1 + (1 - mu_1) q / K)) = q l / (1 + (r - 1) q / (r l))``.
+        Together: ``c_max^(q) <= (2 q^2 / r) / (1 + (r - 1) q / (r l))``.
+        """
+        q = check_int("liars", self.name, liars)
+        require(self.r >= 3, f"{self.name}: the bound needs r >= 3 (got r={self.r})")
+        return (2 * q * q / self.r) / (1 + (self.r - 1) * q / (self.r * self.l))
