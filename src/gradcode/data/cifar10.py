@@ -207,7 +207,7 @@ def train_rows_wanted(variant: str, options: dict[str, Any]) -> int | None:
     return fixed.get(variant, options.get("rows"))
 
 
-def test_rows_wanted(variant: str, options: dict[str, Any]) -> int | None:
+def held_out_rows(variant: str, options: dict[str, Any]) -> int | None:
     """Test images a variant keeps (``None``: all)."""
     if variant == "small":
         if "test_rows" in options:
@@ -220,7 +220,7 @@ def _subsets(
     variant: str, options: dict[str, Any], files: dict[str, Any], rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     if variant == "small":
-        test_rows_wanted(variant, options)
+        held_out_rows(variant, options)
         train_per_class, test_per_class = SMALL_PER_CLASS
         return (
             balanced_subset(files["train_y"], train_per_class, rng, "data_batch_1..5"),

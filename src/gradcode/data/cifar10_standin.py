@@ -33,7 +33,7 @@ from gradcode.data.cifar10 import (
     CLASSES,
     PIXELS,
     SIDE,
-    test_rows_wanted,
+    held_out_rows,
     train_rows_wanted,
 )
 from gradcode.data.io import RawFile
@@ -84,7 +84,7 @@ def build(
 ) -> Built:
     """Draw the stand-in with the variant's (and options') numbers of images."""
     n_train = train_rows_wanted(variant, options) or TRAIN_ROWS
-    n_test = test_rows_wanted(variant, options) or TEST_ROWS
+    n_test = held_out_rows(variant, options) or TEST_ROWS
     rng = np.random.default_rng(seed)
     patterns = templates(rng)
     y_train = balanced_labels(rng, n_train)

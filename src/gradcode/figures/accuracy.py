@@ -60,9 +60,7 @@ def accuracy_speedups(
     """Per baseline: ``target`` (test accuracy, the lower final one of the pair) and
     ``subject``'s speed-up to reach it on the ``measured`` and the ``model`` clock."""
     found = curve_speedups([c.curve for c in curves], baselines, subject)
-    return {
-        label: {**value, "target": 1.0 - value["target"]} for label, value in found.items()
-    }
+    return {label: {**value, "target": 1.0 - value["target"]} for label, value in found.items()}
 
 
 def speedup_rows(
