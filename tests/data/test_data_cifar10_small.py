@@ -1,4 +1,4 @@
-"""CIFAR-10's variant ``small`` (1,200 + 500 class-balanced images, for MPI runs of a network
+"""CIFAR-10's variant ``small`` (1,260 + 500 class-balanced images, for MPI runs of a network
 on a small machine): on fabricated batches in the real format, on the real files where
 ``$GRADCODE_DATA_DIR`` has them, and on the labelled stand-in."""
 
@@ -13,7 +13,7 @@ from gradcode.data import DataError, OptionError, prepare
 from gradcode.data.cifar10 import SMALL_PER_CLASS, held_out_rows, train_rows_wanted
 from tests.helpers.formats import cifar10
 
-BALANCED = {"train": {str(c): 120 for c in range(10)}, "test": {str(c): 50 for c in range(10)}}
+BALANCED = {"train": {str(c): 126 for c in range(10)}, "test": {str(c): 50 for c in range(10)}}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def _batch(folder: Path, name: str) -> dict:
 
 def test_small_is_a_seeded_class_balanced_subset_of_the_files(tmp_path, enough_batches):
     data = prepare("cifar10", tmp_path / "a", raw=[enough_batches], variant="small")
-    assert data.X_train.shape == (1200, 3072) and data.X_test.shape == (500, 3072)
+    assert data.X_train.shape == (1260, 3072) and data.X_test.shape == (500, 3072)
     assert data.meta["labels"] == BALANCED and not data.stand_in
     names = [f"data_batch_{i}" for i in range(1, 6)]
     images = np.concatenate([_batch(enough_batches, name)[b"data"] for name in names])
@@ -53,7 +53,7 @@ def test_small_is_a_seeded_class_balanced_subset_of_the_files(tmp_path, enough_b
 
 
 def test_small_fails_when_a_class_has_too_few_images(tmp_path, cifar10_fixture):
-    with pytest.raises(DataError, match=r"data_batch_1\.\.5: class 0 has 5 rows, 120 asked"):
+    with pytest.raises(DataError, match=r"data_batch_1\.\.5: class 0 has 5 rows, 126 asked"):
         prepare("cifar10", tmp_path / "out", raw=[cifar10_fixture], variant="small")
     assert not (tmp_path / "out").exists()
 
@@ -68,7 +68,7 @@ def test_small_has_its_own_test_images(tmp_path, cifar10_fixture, dataset):
 
 def test_small_sizes():
     per_class = SMALL_PER_CLASS
-    assert train_rows_wanted("small", {}) == 10 * per_class[0] == 1200
+    assert train_rows_wanted("small", {}) == 10 * per_class[0] == 1260
     assert held_out_rows("small", {}) == 10 * per_class[1] == 500
     assert held_out_rows("custom", {"test_rows": 9}) == 9 and held_out_rows("full", {}) is None
 
@@ -76,9 +76,9 @@ def test_small_sizes():
 def test_standin_small_is_labelled_balanced_and_seeded(tmp_path):
     data = prepare("cifar10-standin", tmp_path / "a", variant="small")
     assert data.stand_in and data.meta["description"].startswith("STAND-IN, NOT CIFAR-10")
-    assert "1200 + 500 images" in data.meta["description"]
+    assert "1260 + 500 images" in data.meta["description"]
     assert data.meta["recipe"]["imitates"] == "cifar10 small"
-    assert data.X_train.shape == (1200, 3072) and data.X_test.shape == (500, 3072)
+    assert data.X_train.shape == (1260, 3072) and data.X_test.shape == (500, 3072)
     assert data.meta["labels"] == BALANCED
     prepare("cifar10-standin", tmp_path / "b", variant="small")
     assert (tmp_path / "a" / "data.npz").read_bytes() == (tmp_path / "b" / "data.npz").read_bytes()
@@ -97,6 +97,6 @@ def _real_cifar10() -> Path | None:
 )
 def test_small_on_the_real_files(tmp_path):
     data = prepare("cifar10", tmp_path / "out", raw=[_real_cifar10()], variant="small")
-    assert data.X_train.shape == (1200, 3072) and data.X_test.shape == (500, 3072)
+    assert data.X_train.shape == (1260, 3072) and data.X_test.shape == (500, 3072)
     assert data.meta["labels"] == BALANCED and not data.stand_in
     assert data.train_rows.max() < 50_000 and data.test_rows.min() >= 50_000

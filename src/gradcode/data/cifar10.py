@@ -24,11 +24,14 @@ numbered in the concatenation of the five training batches (0..49,999), then ``t
   subset is ``numpy.random.default_rng(seed).permutation(50000)[:49920]``, kept in file
   order (which of them the paper used is not said).
 - ``custom``: a random subset of ``rows`` training images drawn the same way.
-- ``small``: a class-balanced random subset of 1,200 training images (120 per class) and 500
+- ``small``: a class-balanced random subset of 1,260 training images (126 per class) and 500
   test images (50 per class), for MPI runs of a network on a small machine (21 JAX ranks of
   paper 001's CNN on 2 cores: ``config/fig13-cnn.yaml``): per class, in class order,
-  ``rng.permutation`` of that class's training rows, the first 120 kept; then the same for the
-  test rows; kept in file order. ``test_rows`` does not apply to it.
+  ``rng.permutation`` of that class's training rows, the first 126 kept; then the same for the
+  test rows; kept in file order. ``test_rows`` does not apply to it. 1,260 = 2^2 3^2 5 7 is a
+  multiple of every partition count of those runs (20 workers; CodedReduce's 28 partitions on
+  a (4, 2) tree), so no scheme trims rows and the exact ones train on the same images (1,200
+  would leave CodedReduce 1,176).
 
 ``test_rows`` (any variant) keeps a random subset of that many test images, drawn after the
 training subset from the same generator. The authors publish an md5 of the archive only, no
@@ -55,12 +58,12 @@ TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
 FILES = (*TRAIN_BATCHES, "test_batch", "batches.meta")
 PAPER_001_TRAIN_ROWS = 49920
 #: images per class of variant ``small`` (training, test)
-SMALL_PER_CLASS = (120, 50)
+SMALL_PER_CLASS = (126, 50)
 VARIANTS = {
     "full": "50,000 training and 10,000 test images",
     "paper001": "a seeded random subset of 49,920 training images (paper 001's d), all test",
     "custom": "a seeded random subset of --rows training images",
-    "small": "a seeded class-balanced subset of 1,200 training and 500 test images",
+    "small": "a seeded class-balanced subset of 1,260 training and 500 test images",
 }
 
 _NUMPY = np.zeros(0)

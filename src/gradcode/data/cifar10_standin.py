@@ -6,7 +6,7 @@ it is, so that no figure can pass it off as CIFAR-10.
 
 What it matches: the shape (3 x 32 x 32 images as rows of 3072, channel-first, the variants'
 50,000 / 49,920 / ``rows`` training and 10,000 (or ``test_rows``) test images; ``small``:
-1,200 and 500, 120 and 50 per class, as ``cifar10 small``), integer pixel
+1,260 and 500, 126 and 50 per class, as ``cifar10 small``), integer pixel
 values 0..255 scaled by 1/255 exactly as ``cifar10`` scales them, ten classes each equally
 often (as CIFAR-10), ``task = multiclass`` and labels 0..9.
 
