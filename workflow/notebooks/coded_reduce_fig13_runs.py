@@ -18,13 +18,15 @@
 # master) on one machine, its delays injected from the paper's model with Section IV-B's
 # parameters at the paper's d = 49920 (each iteration waits what one of Fig. 13's would),
 # 1 model second = the experiment's time_unit. The x axis is the run's training clock (the
-# sum of measured iteration times; metric evaluation excluded).
+# sum of measured iteration times; metric evaluation excluded) from the end of the first
+# iteration, in which every rank compiles the network's gradient (JAX: 15-28 s at N = 20 on 2
+# cores, a cost of the library that the paper's simulation does not have).
 #
 # Speed-up of CR over a baseline B: B's training time to first reach the TARGET test
 # accuracy over CR's, the target being the lower of B's and CR's final accuracies (both reach
 # it by the end, so the ratio is always defined; gradcode.figures.accuracy). UMW, GC, RAR and
-# CR are exact: they take the same steps (up to float32 rounding), so their ratio is their
-# iteration-time ratio; SGD's steps differ. Beside the measured ratio, the one the timing
+# CR are exact: in float64 they take the same steps (to round-off), so their ratio is that of
+# their times to the same iterate; SGD's steps differ. Beside the measured ratio, the one the timing
 # model gives for the very delays each run injected. The right panels show the simulated
 # Fig. 13 of the default workflow (digits STAND-IN, figure coded_reduce_fig13) for comparison.
 
@@ -99,7 +101,7 @@ for label in ORDER:
             linewidth=width,
         )
 for axis, name in ((accuracy_axis, "test accuracy"), (loss_axis, "test loss")):
-    axis.set_xlabel("training wall-clock time (s)")
+    axis.set_xlabel("training wall-clock time after the first iteration (s)")
     axis.set_ylabel(name)
     axis.legend(fontsize=8)
 accuracy_axis.axhline(results["UMW"]["target"], color="k", linewidth=0.6, linestyle=":")
