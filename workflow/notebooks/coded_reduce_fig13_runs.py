@@ -22,9 +22,13 @@
 # iteration, in which every rank compiles the network's gradient (JAX: 15-28 s at N = 20 on 2
 # cores, a cost of the library that the paper's simulation does not have).
 #
-# Speed-up of CR over a baseline B: B's training time to first reach the TARGET test
-# accuracy over CR's, the target being the lower of B's and CR's final accuracies (both reach
-# it by the end, so the ratio is always defined; gradcode.figures.accuracy). UMW, GC, RAR and
+# Speed-up of CR over a baseline B: B's training time to first reach the TARGET over CR's,
+# on the TEST LOSS: the target is the higher of B's and CR's final test losses (both reach it
+# by the end, so the ratio is always defined; gradcode.figures.accuracy). Not on the test
+# accuracy, the paper's metric: in the few dozen full-batch steps this machine affords, the
+# CNN's test accuracy stays near chance (0.1-0.17 on the stand-in), jumping between a few
+# values, so a first passage of an accuracy measures noise; the loss falls from the start
+# (set BY = "accuracy" for the paper's rule on runs that learn). UMW, GC, RAR and
 # CR are exact: in float64 they take the same steps (to round-off), so their ratio is that of
 # their times to the same iterate; SGD's steps differ. Beside the measured ratio, the one the timing
 # model gives for the very delays each run injected. The right panels show the simulated
@@ -52,6 +56,7 @@ png = paths.fill(paths.FIGURE, "coded_reduce_fig13_runs")
 comparison = paths.fill(paths.FIGURE_COMPARISON, "coded_reduce_fig13_runs")
 
 # %%
+BY = "test_loss"  # the metric of the speed-ups (see above)
 BASELINES = ("UMW", "GC", "RAR", "SGD")
 ORDER = (*BASELINES, "CR")
 COLOURS = {"UMW": "C2", "GC": "C1", "RAR": "C4", "SGD": "C3", "CR": "C0"}
@@ -66,7 +71,7 @@ for run in read_runs(runs):
     # the workflow trains the experiment's run with only its data replaced
     assert run.summary["config"]["stragglers"]["params"] == dict(config.stragglers.params)
     assert run.summary["scheme_params"] == build_plan(config).scheme_params(), run.short_name
-    curves[run.short_name] = accuracy_curve(run, config, run.short_name)
+    curves[run.short_name] = accuracy_curve(run, config, run.short_name, by=BY)
 assert sorted(curves) == sorted(ORDER), f"runs {sorted(curves)}, expected {sorted(ORDER)}"
 results = accuracy_speedups(list(curves.values()), BASELINES, "CR")
 
@@ -76,7 +81,7 @@ stand_in = any(c.curve.summary["data"]["stand_in"] for c in curves.values())
 cr_params = first["scheme_params"]
 model = first["model"]
 ours = (
-    f"ours: MPI runs, {model['kind']} ({model['params'].get('dtype', 'float64')}), "
+    f"ours: MPI runs, {model['kind']} ({model.get('params', {}).get('dtype', 'float64')}), "
     f"N = {first['workers']}, CR on a ({cr_params['n']}, {cr_params['L']})-regular tree with "
     f"s = {cr_params['s']}, {first['iterations']} iterations, {data['dataset']} "
     f"{data['rows']} training images, the paper's timing injected"
@@ -104,9 +109,11 @@ for axis, name in ((accuracy_axis, "test accuracy"), (loss_axis, "test loss")):
     axis.set_xlabel("training wall-clock time after the first iteration (s)")
     axis.set_ylabel(name)
     axis.legend(fontsize=8)
-accuracy_axis.axhline(results["UMW"]["target"], color="k", linewidth=0.6, linestyle=":")
-accuracy_axis.set_title("(a) test accuracy, MPI runs (dotted: the target vs UMW)", fontsize=9)
+target_axis = loss_axis if BY == "test_loss" else accuracy_axis
+target_axis.axhline(results["UMW"]["target"], color="k", linewidth=0.6, linestyle=":")
+accuracy_axis.set_title("(a) test accuracy, MPI runs", fontsize=9)
 loss_axis.set_title("(b) test loss, MPI runs", fontsize=9)
+target_axis.set_title(target_axis.get_title() + " (dotted: the target against UMW)", fontsize=9)
 for label in ORDER:
     rows = simulated[label][1:]  # time 0 has no place on a log axis
     sim_axis.plot(
@@ -151,7 +158,7 @@ ratio_axis.plot(
     label="simulation N = 156 (preset)",
 )
 ratio_axis.set_ylabel("baseline's time / CR's time")
-ratio_axis.set_title("(d) CR's speed-up to the target test accuracy", fontsize=9)
+ratio_axis.set_title(f"(d) CR's speed-up to the target {BY.replace('_', ' ')}", fontsize=9)
 ratio_axis.legend(fontsize=7, loc="lower left")
 title = f"CodedReduce {paper['figure']}: test accuracy vs wall-clock time\n{ours}\n"
 title += f"paper: {paper['setting']}"
@@ -168,5 +175,5 @@ setting = (
 )
 if stand_in:
     setting += f"; {style.STAND_IN_NOTE}"
-rows = speedup_rows("001 (CodedReduce)", paper["figure"], paper_speedups, results, setting)
+rows = speedup_rows("001 (CodedReduce)", paper["figure"], paper_speedups, results, setting, by=BY)
 write_rows(comparison, rows)
