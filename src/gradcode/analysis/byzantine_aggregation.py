@@ -22,7 +22,7 @@ each comes from its declared capabilities:
   ``tolerates`` (its error bound holds) and, if not, why.
 
 Attacks: every attack of ``gradcode.attacks`` at its defaults, plus ``LARGE`` variants
-(reversed at scale 100, a constant of 100 in every coordinate; the honest partial gradients'
+(reversed at scale 100, a constant of 1000 in every coordinate; the honest partial gradients'
 entries are of order 1-10 here). Liars lie in every message they send. An attack the messages
 cannot feed (fewer honest messages than it needs) is a refused row.
 
@@ -76,7 +76,7 @@ LIARS = (1, 2)
 #: rows and features of the synthetic logistic-regression data set
 ROWS, FEATURES = 3000, 20
 #: attacks run beside their defaults (attack name -> parameters): the large versions
-LARGE: dict[str, dict[str, float]] = {"reversed": {"scale": 100.0}, "constant": {"value": 100.0}}
+LARGE: dict[str, dict[str, float]] = {"reversed": {"scale": 100.0}, "constant": {"value": 1000.0}}
 #: expected time per partition of paper 004's heterogeneous workers: 5 fast, 10 half as fast
 TIMES = [1.0] * 5 + [2.0] * 10
 
