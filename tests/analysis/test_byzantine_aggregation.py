@@ -124,7 +124,7 @@ def test_refused_rows_say_why(rows):
     refused = [r for r in rows if r["refused"]]
     assert refused
     for row in refused:
-        assert "exact_fraction" not in row and "time_us" not in row
+        assert "exact_fraction" not in row and "cpu_time_us" not in row
     # DETOX hands 5 votes: Bulyan's n >= 4f + 3 refuses it
     bulyan = [r for r in refused if r["scheme"] == "detox" and r["aggregator"] == "bulyan"]
     assert bulyan and all(
@@ -200,7 +200,7 @@ def test_the_same_seed_gives_the_same_table_and_another_seed_another(monkeypatch
     monkeypatch.setattr(analysis, "schemes", lambda: every()[:3])
 
     def without_time(rows):
-        return [{k: v for k, v in row.items() if k != "time_us"} for row in rows]
+        return [{k: v for k, v in row.items() if k != "cpu_time_us"} for row in rows]
 
     first = without_time(analysis.simulate(2, 7, quiet))
     assert first == without_time(analysis.simulate(2, 7, quiet))
