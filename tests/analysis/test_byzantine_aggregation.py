@@ -14,8 +14,8 @@ from gradcode import aggregators, attacks
 from gradcode.aggregators import Aggregate, Aggregator
 from gradcode.analysis import byzantine_aggregation as analysis
 from gradcode.analysis.base import read_analysis
-from gradcode.attacks import Attack
 from gradcode.cli import main
+from tests.attacks.test_attacks import Greedy
 
 PATTERNS = 4
 
@@ -146,17 +146,6 @@ def test_the_worst_placement_is_measured_for_aggregable_codes(rows):
     # two liars in one DETOX group outvote it: the worst placement corrupts one vote
     detox = [r for r in rows if r["scheme"] == "detox" and r["placement"] == "worst" and ran(r)]
     assert {r["corrupted_values"] for r in detox if r["liars"] == 2 and r["aggregator"]} == {1}
-
-
-class Greedy(Attack):
-    """Needs more honest messages than n = 15 workers send."""
-
-    name = "greedy"
-    omniscient = True
-    min_honest = 50
-
-    def forge(self, own, honest, rng):
-        return honest.mean(axis=0)
 
 
 class First(Aggregator):
