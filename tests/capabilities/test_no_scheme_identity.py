@@ -19,6 +19,10 @@ Robust aggregators (``gradcode.aggregators``) likewise: outside ``gradcode/aggre
 module compares with an aggregator's name or checks ``isinstance`` against an aggregator
 class; the runtime and the plan ask what it declares (``tolerates``, ``refusal``).
 
+Models (``gradcode.models``) too: outside ``gradcode/models/`` no module compares with a
+model's kind or checks ``isinstance`` against a model class; the runtime, the data and the
+figures ask a model its ``task``, ``parameter_count`` and ``initial_parameters``.
+
 Allowed: naming a scheme to *build* it (a preset's list of schemes to compare, an analysis of
 one paper's construction), which is data, not dispatch; and the figure notebooks, which select
 rows of result tables by their ``scheme`` column to draw one paper's figure.
@@ -33,7 +37,7 @@ from pathlib import Path
 import pytest
 
 import gradcode
-from gradcode import aggregators, attacks
+from gradcode import aggregators, attacks, models
 from gradcode.codes import GradientCode, LinearCode, TreeCode, available, scheme_class
 from tests.helpers.literals import literal_names
 
@@ -55,6 +59,8 @@ ATTACKS = set(attacks.available())
 ATTACK_CLASSES = {attacks.attack_class(name).__name__ for name in ATTACKS}
 AGGREGATORS = set(aggregators.available())
 AGGREGATOR_CLASSES = {aggregators.aggregator_class(name).__name__ for name in AGGREGATORS}
+MODELS = set(models.available())
+MODEL_CLASSES = {models.model_class(name).__name__ for name in MODELS}
 GENERIC_FLOORS = (
     "train",
     "sim",
@@ -241,3 +247,25 @@ def test_the_aggregator_rules_see_what_they_look_for():
 )
 def test_no_module_outside_aggregators_branches_on_an_aggregator(path):
     assert _aggregator_violations(path) == []
+
+
+def test_the_model_rules_see_what_they_look_for():
+    """The checker on models: a comparison with a model's kind and an isinstance are caught."""
+    assert {"logistic", "linear"} <= MODELS
+    sample = PACKAGE / "train" / "_model_probe_for_test.py"
+    sample.write_text(
+        "from gradcode.models.logistic import LogisticRegression\n"
+        "def f(config, model):\n"
+        "    return config.kind == 'linear' or isinstance(model, LogisticRegression)\n"
+    )
+    try:
+        found = _attack_violations(sample, MODELS, MODEL_CLASSES, "model")
+        kinds = {line.split(": ", 1)[1].split()[0] for line in found}
+    finally:
+        sample.unlink()
+    assert kinds == {"compares", "isinstance"}
+
+
+@pytest.mark.parametrize("path", _attack_sources("models"), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_module_outside_models_branches_on_a_model(path):
+    assert _attack_violations(path, MODELS, MODEL_CLASSES, "model") == []

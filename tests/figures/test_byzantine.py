@@ -9,9 +9,7 @@ import csv
 import shutil
 from pathlib import Path
 
-import jupytext
 import numpy as np
-import papermill
 import pytest
 import yaml
 
@@ -27,6 +25,7 @@ from gradcode.figures.byzantine import (
 from gradcode.runfile.experiment import load_experiment
 from tests.helpers.data import small_logistic
 from tests.helpers.mpi import cyclic, run_config
+from tests.helpers.notebooks import execute_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 LIARS = {"workers": [1], "attack": "reversed", "params": {"scale": 100.0}}
@@ -128,24 +127,11 @@ def test_a_run_without_its_iterates_is_refused_in_one_line(trained, tmp_path):
 
 def test_the_notebook_draws_the_figure_and_its_rows(trained, tmp_path):
     experiment, summaries = trained
-    notebook = jupytext.read(ROOT / "workflow" / "notebooks" / "byzantine.py")
-    source = tmp_path / "source.ipynb"
-    jupytext.write(notebook, source)
     parameters = {
         "runs": ",".join(str(path) for path in summaries),
         "experiment": str(experiment),
-        "png": "figure.png",
-        "comparison": "comparison.csv",
     }
-    papermill.execute_notebook(
-        str(source),
-        str(tmp_path / "executed.ipynb"),
-        parameters=parameters,
-        kernel_name="python3",
-        cwd=str(tmp_path),
-        progress_bar=False,
-    )
-    assert (tmp_path / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    execute_notebook("byzantine", parameters, tmp_path)
     with (tmp_path / "comparison.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     # one row per defence with the distance; the claim of exactness (paper 004's) checked

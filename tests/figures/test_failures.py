@@ -16,8 +16,8 @@ from gradcode.figures.failures import (
     FailureRunError,
     gradient_errors,
     read_failed_run,
-    relative_distance,
 )
+from gradcode.figures.trajectories import RunOutputError, relative_distance
 from gradcode.runfile.config import load_config
 from gradcode.runfile.reference import serial_trajectory
 from tests.helpers.data import small_logistic
@@ -61,7 +61,7 @@ def test_relative_distance_per_iteration():
     reference = np.array([[1.0, -2.0], [4.0, 0.0], [1.0, 1.0]])
     got = reference[:2] + np.array([[0.0, 0.2], [-1.0, 0.0]])
     assert relative_distance(got, reference) == pytest.approx([0.1, 0.25])  # rows of got only
-    with pytest.raises(FailureRunError, match="differ in shape"):
+    with pytest.raises(RunOutputError, match="differ in shape"):
         relative_distance(np.zeros((2, 3)), reference)
 
 

@@ -16,9 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jupytext
-import papermill
 import pytest
+
+from tests.helpers.notebooks import execute_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -54,20 +54,7 @@ def test_notebook_draws_its_figure(figure, tmp_path):
             check=True,
             capture_output=True,
         )
-    notebook = jupytext.read(ROOT / "workflow" / "notebooks" / f"{entry['notebook']}.py")
-    source = tmp_path / "source.ipynb"
-    jupytext.write(notebook, source)
     parameters = {name: _parameter(value, tmp_path) for name, value in entry["parameters"].items()}
-    parameters |= {"png": "figure.png", "comparison": "comparison.csv"}
-    papermill.execute_notebook(
-        str(source),
-        str(tmp_path / "executed.ipynb"),
-        parameters=parameters,
-        kernel_name="python3",
-        cwd=str(tmp_path),
-        progress_bar=False,
-    )
-    png = tmp_path / "figure.png"
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    execute_notebook(entry["notebook"], parameters, tmp_path)
     with (tmp_path / "comparison.csv").open() as rows:
         assert next(csv.reader(rows))[0] == "paper"

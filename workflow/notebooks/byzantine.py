@@ -47,9 +47,11 @@ KIND = "emulated attack"
 FLOOR = 1e-17
 DRACO = "DRACO (Chen et al., ICML 2018)"
 DETOX = "DETOX (Rajput et al., NeurIPS 2019)"
+BYZSHIELD = "ByzShield (Konstantinidis, Ramamoorthy, MLSys 2021)"
 NO_NUMBER = "no number reported"
 #: defence -> (paper, its claim, whether the claim is exactness); quotes are the papers'
-#: abstracts (DRACO arXiv 1803.09877, DETOX arXiv 1907.12205) and paper 004's Theorem 1
+#: abstracts (DRACO arXiv 1803.09877, DETOX arXiv 1907.12205, ByzShield MLSys 2021)
+#: and paper 004's Theorem 1
 CLAIMS = {
     "heterogeneous": (
         "004 (heterogeneous GC)",
@@ -74,6 +76,21 @@ CLAIMS = {
         "majority vote in groups filters most Byzantine gradients, a robust aggregator the "
         "rest; 'orders of magnitude accuracy and speedup improvements' over robust "
         "aggregators (deep nets; " + NO_NUMBER + " for this setting)",
+        False,
+    ),
+    "byzshield": (
+        BYZSHIELD,
+        "each file's vote (a value sent by (r + 1) / 2 of its r copies) is its true gradient "
+        "while fewer than (r + 1) / 2 of its holders lie: with one liar and r = 3 every "
+        "file's, so the sum of the votes is exact",
+        True,
+    ),
+    "byzshield+median": (
+        BYZSHIELD,
+        "MOLS placement: the fewest files an omniscient attacker's q liars can take "
+        "(c_max = 1 of 25 for q = 2 at K = 15; 'over a 36% reduction on average in the "
+        "fraction of corrupted gradients compared to the state of the art'), then a robust "
+        "aggregator over the file votes (" + NO_NUMBER + " for this setting)",
         False,
     ),
     "uncoded+median": (

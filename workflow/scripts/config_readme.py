@@ -37,7 +37,7 @@ unknown key or a bad value fails with the key's path. The configs here:
 | `smoke.yaml` | CI's smoke run: a few minutes, a subset of every stage |
 | `paper.yaml` | the same as `config.yaml` at the papers' scale (N = 84 and 156) |
 | `cluster.yaml`, `cluster-smoke.yaml` | on the emulated cluster's links (`gradcode cluster up`) |
-| `byzantine.yaml` | the Byzantine comparison's full grid alone (100 MPI runs) |
+| `byzantine.yaml` | the Byzantine comparison's full grid alone (110 MPI runs) |
 | `cluster-coded-reduce.yaml` | paper 001 on the emulated cluster's links |
 | `runs/` | run files: one MPI training run each |
 | `experiments/` | experiments: a base run plus overrides, one figure each |

@@ -44,6 +44,10 @@ ANALYSES: dict[str, tuple[str, str]] = {
         "byzshield_distortion",
         "ByzShield Sec. 5: worst-case distortion fraction, MOLS placement beside DETOX, baseline",
     ),
+    "byzantine-aggregation": (
+        "byzantine_aggregation",
+        "issue 41: one step under every attack, codes, votes, robust aggregators, no defence",
+    ),
 }
 
 

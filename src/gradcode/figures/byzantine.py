@@ -30,7 +30,6 @@ the scheme, ``+`` the aggregator, or ``+none`` for an undefended run.
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,13 +37,12 @@ from typing import Any
 import numpy as np
 
 from gradcode.atomic import atomic_file
-from gradcode.figures.failures import gradient_errors, relative_distance
+from gradcode.figures.failures import gradient_errors
+from gradcode.figures.trajectories import RunOutputError, TrajectoryRun, read_outputs
 from gradcode.models import build as build_model
-from gradcode.runfile.config import RunConfig, load_config
+from gradcode.runfile.config import RunConfig
 from gradcode.runfile.dataset import load_training_data
 from gradcode.runfile.plan import build_plan
-from gradcode.runfile.reference import serial_trajectory
-from gradcode.runlogs.log import read_log
 
 #: the largest relative distance to the honest serial run still called exact: round-off of
 #: 20 iterations of 50 features is 1e-15 to 1e-13; a liar's forgery that got through is
@@ -78,31 +76,22 @@ COLUMNS = (
 )
 
 
-class ByzantineRunError(ValueError):
+class ByzantineRunError(RunOutputError):
     """A run's outputs lack what the comparison needs (one line naming the file)."""
 
 
 @dataclass(frozen=True)
-class ByzantineRun:
+class ByzantineRun(TrajectoryRun):
     """One run of the comparison and its honest serial reference (module docstring)."""
 
-    name: str
-    summary: dict[str, Any]
-    config: RunConfig
-    records: list[dict[str, Any]]
-    trajectory: np.ndarray
-    reference: np.ndarray
     #: the honest serial run's final training loss and test AUC
     honest: dict[str, float]
+
+    error = ByzantineRunError
 
     @property
     def defence(self) -> str:
         return defence_of(self.config)
-
-    @property
-    def distance(self) -> np.ndarray:
-        """Per iteration, the relative distance to the honest serial run."""
-        return relative_distance(self.trajectory, self.reference)
 
     def median_ms(self, field: str) -> float:
         """The median over iterations of a logged time ``field`` (seconds), in ms."""
@@ -119,13 +108,6 @@ def defence_of(config: RunConfig) -> str:
     return config.scheme.name
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise ByzantineRunError(f"{path}: cannot read ({error})") from None
-
-
 def _honest_metrics(config: RunConfig, theta: np.ndarray) -> dict[str, float]:
     """The final loss and test AUC of the honest serial run's last iterate ``theta``."""
     plan = build_plan(config)
@@ -138,27 +120,12 @@ def _honest_metrics(config: RunConfig, theta: np.ndarray) -> dict[str, float]:
 
 def read_byzantine_run(summary_path: str | Path) -> ByzantineRun:
     """The run whose ``summary.json`` is at ``summary_path`` (its other outputs beside it)."""
-    directory = Path(summary_path).parent
-    summary = _read_json(Path(summary_path))
-    trajectory_file = directory / "trajectory.npy"
-    if not trajectory_file.is_file():
-        raise ByzantineRunError(
-            f"{trajectory_file}: missing (the run needs log: {{trajectory: true}})"
-        )
-    trajectory = np.load(trajectory_file)
-    config = load_config(directory / "run.yaml")
+    outputs = read_outputs(summary_path, ByzantineRunError)
+    config = outputs["config"]
     if not config.adversaries.workers:
-        raise ByzantineRunError(f"{directory / 'run.yaml'}: no adversaries.workers (no liars)")
-    reference = serial_trajectory(config, iterations=len(trajectory))
-    return ByzantineRun(
-        name=summary["name"].rsplit("/", 1)[-1],
-        summary=summary,
-        config=config,
-        records=read_log(directory),
-        trajectory=trajectory,
-        reference=reference,
-        honest=_honest_metrics(config, reference[-1]),
-    )
+        run_file = Path(summary_path).parent / "run.yaml"
+        raise ByzantineRunError(f"{run_file}: no adversaries.workers (no liars)")
+    return ByzantineRun(**outputs, honest=_honest_metrics(config, outputs["reference"][-1]))
 
 
 def _liars_named(run: ByzantineRun) -> float | None:

@@ -21,19 +21,18 @@ prepared set) and the record of what was done to it: ``gradcode train inject``'s
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from gradcode.figures.trajectories import RunOutputError, TrajectoryRun, read_json, read_outputs
 from gradcode.pipeline.paths import KILLS_FILE, LOST_FILE
-from gradcode.runfile.config import RunConfig, load_config
+from gradcode.runfile.config import RunConfig
 from gradcode.runfile.dataset import load_training_data
 from gradcode.runfile.plan import build_plan
-from gradcode.runfile.reference import exact_sum, serial_trajectory
-from gradcode.runlogs.log import read_log
+from gradcode.runfile.reference import exact_sum
 
 #: how a loss happened, as the figure says it
 HOW = {
@@ -43,23 +42,19 @@ HOW = {
 }
 
 
-class FailureRunError(ValueError):
+class FailureRunError(RunOutputError):
     """A run's outputs lack what the figure needs (one line naming the file)."""
 
 
 @dataclass(frozen=True)
-class FailedRun:
+class FailedRun(TrajectoryRun):
     """One run through its failures (see the module docstring)."""
 
-    name: str
-    summary: dict[str, Any]
-    config: RunConfig
-    records: list[dict[str, Any]]
-    trajectory: np.ndarray
-    reference: np.ndarray
     #: every failure caused on purpose: worker, iteration aimed at, ``monotonic`` (the moment
     #: on the runtime's clock), ``how`` (a key of ``HOW``), ``node`` for a lost node
     losses: list[dict[str, Any]]
+
+    error = FailureRunError
 
     @property
     def stopped(self) -> dict[str, Any] | None:
@@ -69,11 +64,6 @@ class FailedRun:
     @property
     def iteration_times(self) -> np.ndarray:
         return np.array([record["iteration_time"] for record in self.records])
-
-    @property
-    def distance(self) -> np.ndarray:
-        """Per completed iteration, the relative distance to the serial reference."""
-        return relative_distance(self.trajectory, self.reference)
 
     def detection_seconds(self) -> dict[int, float]:
         """Failed worker -> seconds from its loss to the master's record of the failure."""
@@ -93,43 +83,11 @@ class FailedRun:
         return np.array([np.nan if value is None else value for value in values])
 
 
-def relative_distance(trajectory: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """``max |a_t - b_t| / max |b_t|`` per row ``t`` of the first ``len(trajectory)`` rows."""
-    reference = reference[: len(trajectory)]
-    if trajectory.shape != reference.shape:
-        raise FailureRunError(
-            f"trajectory {trajectory.shape} and reference {reference.shape} differ in shape"
-        )
-    return np.abs(trajectory - reference).max(axis=1) / np.abs(reference).max(axis=1)
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise FailureRunError(f"{path}: cannot read ({error})") from None
-
-
 def read_failed_run(summary_path: str | Path) -> FailedRun:
     """The run whose ``summary.json`` is at ``summary_path`` (its other outputs beside it)."""
+    outputs = read_outputs(summary_path, FailureRunError)
     directory = Path(summary_path).parent
-    summary = _read_json(Path(summary_path))
-    trajectory_file = directory / "trajectory.npy"
-    if not trajectory_file.is_file():
-        raise FailureRunError(
-            f"{trajectory_file}: missing (the run needs log: {{trajectory: true}})"
-        )
-    trajectory = np.load(trajectory_file)
-    config = load_config(directory / "run.yaml")
-    return FailedRun(
-        name=summary["name"].rsplit("/", 1)[-1],
-        summary=summary,
-        config=config,
-        records=read_log(directory),
-        trajectory=trajectory,
-        reference=serial_trajectory(config, iterations=len(trajectory)),
-        losses=read_losses(directory, config),
-    )
+    return FailedRun(**outputs, losses=read_losses(directory, outputs["config"]))
 
 
 def read_losses(directory: Path, config: RunConfig) -> list[dict[str, Any]]:
@@ -137,9 +95,9 @@ def read_losses(directory: Path, config: RunConfig) -> list[dict[str, Any]]:
     ``gradcode train inject``) or ``lost.json`` (a node lost, ``gradcode cluster lose``)."""
     loss = config.faults.lose_node if config.faults is not None else None
     if loss is None:
-        kills = _read_json(directory / KILLS_FILE)["kills"]
+        kills = read_json(directory / KILLS_FILE, FailureRunError)["kills"]
         return [{**kill, "how": "inject"} for kill in kills]
-    record = _read_json(directory / LOST_FILE)
+    record = read_json(directory / LOST_FILE, FailureRunError)
     if record.get("lost") is None:
         raise FailureRunError(
             f"{directory / LOST_FILE}: {record['node']} was never lost (the run ended first)"
@@ -155,20 +113,6 @@ def read_losses(directory: Path, config: RunConfig) -> list[dict[str, Any]]:
     ]
 
 
-class TrajectoryRun(Protocol):
-    """What ``gradient_errors`` reads of a run: its name, its run file and its iterates (a
-    ``FailedRun``, a ``gradcode.figures.byzantine.ByzantineRun``)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def config(self) -> RunConfig: ...
-
-    @property
-    def trajectory(self) -> np.ndarray: ...
-
-
 def gradient_errors(run: TrajectoryRun) -> tuple[np.ndarray, np.ndarray]:
     """Per iteration, ``||decoded sum - exact sum||`` and ``||exact sum||`` at the iterate the
     workers were sent (gradient descent with a constant step only, since the decoded sum is
@@ -177,7 +121,7 @@ def gradient_errors(run: TrajectoryRun) -> tuple[np.ndarray, np.ndarray]:
     config = run.config
     step = config.optimizer.step
     if config.optimizer.kind != "gd" or not isinstance(step, int | float):
-        raise FailureRunError(
+        raise run.error(
             f"{run.name}: the decoded gradient is recovered only under gd with a constant "
             f"step (optimizer {config.optimizer.kind}, step {step!r})"
         )
