@@ -45,7 +45,7 @@ for axis in (left, right):
 left.set_xlabel("training wall-clock time (s)")
 left.set_ylabel("training loss")
 right.set_xlabel("training wall-clock time (s)")
-right.set_ylabel("test AUC (logistic) / error (linear) / accuracy (networks)")
+right.set_ylabel("test AUC / normalized error / accuracy")
 left.legend(fontsize=7)
 stand_in = any(run.stand_in for run in records)
 figure.suptitle(
