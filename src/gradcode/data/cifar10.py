@@ -24,6 +24,14 @@ numbered in the concatenation of the five training batches (0..49,999), then ``t
   subset is ``numpy.random.default_rng(seed).permutation(50000)[:49920]``, kept in file
   order (which of them the paper used is not said).
 - ``custom``: a random subset of ``rows`` training images drawn the same way.
+- ``small``: a class-balanced random subset of 1,260 training images (126 per class) and 500
+  test images (50 per class), for MPI runs of a network on a small machine (21 JAX ranks of
+  paper 001's CNN on 2 cores: ``config/fig13-cnn.yaml``): per class, in class order,
+  ``rng.permutation`` of that class's training rows, the first 126 kept; then the same for the
+  test rows; kept in file order. ``test_rows`` does not apply to it. 1,260 = 2^2 3^2 5 7 is a
+  multiple of every partition count of those runs (20 workers; CodedReduce's 28 partitions on
+  a (4, 2) tree), so no scheme trims rows and the exact ones train on the same images (1,200
+  would leave CodedReduce 1,176).
 
 ``test_rows`` (any variant) keeps a random subset of that many test images, drawn after the
 training subset from the same generator. The authors publish an md5 of the archive only, no
@@ -40,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.data.errors import DataError
+from gradcode.data.errors import DataError, OptionError
 from gradcode.data.io import RawFile
 from gradcode.data.prepared import Built
 
@@ -49,10 +57,13 @@ PIXELS = CHANNELS * SIDE * SIDE
 TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
 FILES = (*TRAIN_BATCHES, "test_batch", "batches.meta")
 PAPER_001_TRAIN_ROWS = 49920
+#: images per class of variant ``small`` (training, test)
+SMALL_PER_CLASS = (126, 50)
 VARIANTS = {
     "full": "50,000 training and 10,000 test images",
     "paper001": "a seeded random subset of 49,920 training images (paper 001's d), all test",
     "custom": "a seeded random subset of --rows training images",
+    "small": "a seeded class-balanced subset of 1,260 training and 500 test images",
 }
 
 _NUMPY = np.zeros(0)
@@ -180,9 +191,47 @@ def channel_statistics(x: np.ndarray) -> dict[str, list[float]]:
     }
 
 
+def balanced_subset(
+    labels: np.ndarray, per_class: int, rng: np.random.Generator, what: str
+) -> np.ndarray:
+    """Sorted indices of ``per_class`` random rows of every class (classes in order 0..9)."""
+    keep = []
+    for label in range(CLASSES):
+        rows = np.flatnonzero(labels == label)
+        if rows.size < per_class:
+            raise DataError(f"{what}: class {label} has {rows.size} rows, {per_class} asked")
+        keep.append(rng.permutation(rows)[:per_class])
+    return np.sort(np.concatenate(keep)).astype(np.int64)
+
+
 def train_rows_wanted(variant: str, options: dict[str, Any]) -> int | None:
     """Training images a variant keeps (``None``: all)."""
-    return {"full": None, "paper001": PAPER_001_TRAIN_ROWS}.get(variant, options.get("rows"))
+    fixed = {"full": None, "paper001": PAPER_001_TRAIN_ROWS, "small": CLASSES * SMALL_PER_CLASS[0]}
+    return fixed.get(variant, options.get("rows"))
+
+
+def held_out_rows(variant: str, options: dict[str, Any]) -> int | None:
+    """Test images a variant keeps (``None``: all)."""
+    if variant == "small":
+        if "test_rows" in options:
+            raise OptionError("variant 'small' has its own 500 test images; drop test_rows")
+        return CLASSES * SMALL_PER_CLASS[1]
+    return options.get("test_rows")
+
+
+def _subsets(
+    variant: str, options: dict[str, Any], files: dict[str, Any], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    if variant == "small":
+        held_out_rows(variant, options)
+        train_per_class, test_per_class = SMALL_PER_CLASS
+        return (
+            balanced_subset(files["train_y"], train_per_class, rng, "data_batch_1..5"),
+            balanced_subset(files["test_y"], test_per_class, rng, "test_batch"),
+        )
+    n_train, n_test = files["train_y"].size, files["test_y"].size
+    train = subset_rows(n_train, train_rows_wanted(variant, options), rng, "data_batch_1..5")
+    return train, subset_rows(n_test, options.get("test_rows"), rng, "test_batch")
 
 
 def build(
@@ -192,8 +241,7 @@ def build(
     files = read_files(inputs)
     rng = np.random.default_rng(seed)
     n_train = files["train_y"].size
-    train = subset_rows(n_train, train_rows_wanted(variant, options), rng, "data_batch_1..5")
-    test = subset_rows(files["test_y"].size, options.get("test_rows"), rng, "test_batch")
+    train, test = _subsets(variant, options, files, rng)
     x_train = files["train_x"][train] / 255.0
     return Built(
         X_train=x_train,
@@ -213,7 +261,12 @@ def build(
             "features": "pixel / 255, channel-first (3, 32, 32) row-major as in the files",
             "labels": "class index 0..9",
             "label_names": files["label_names"],
-            "subset": "numpy.random.default_rng(seed).permutation, sorted; test after train",
+            "subset": (
+                "numpy.random.default_rng(seed).permutation per class, 0..9, sorted; test after"
+                " train"
+                if variant == "small"
+                else "numpy.random.default_rng(seed).permutation, sorted; test after train"
+            ),
             **channel_statistics(x_train),
         },
         notes=(

@@ -5,7 +5,8 @@ stand-in. Its name, ``meta["stand_in"] = true`` and the description in ``meta.js
 it is, so that no figure can pass it off as CIFAR-10.
 
 What it matches: the shape (3 x 32 x 32 images as rows of 3072, channel-first, the variants'
-50,000 / 49,920 / ``rows`` training and 10,000 (or ``test_rows``) test images), integer pixel
+50,000 / 49,920 / ``rows`` training and 10,000 (or ``test_rows``) test images; ``small``:
+1,260 and 500, 126 and 50 per class, as ``cifar10 small``), integer pixel
 values 0..255 scaled by 1/255 exactly as ``cifar10`` scales them, ten classes each equally
 often (as CIFAR-10), ``task = multiclass`` and labels 0..9.
 
@@ -27,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.data.cifar10 import CHANNELS, CLASSES, PIXELS, SIDE, train_rows_wanted
+from gradcode.data.cifar10 import (
+    CHANNELS,
+    CLASSES,
+    PIXELS,
+    SIDE,
+    held_out_rows,
+    train_rows_wanted,
+)
 from gradcode.data.io import RawFile
 from gradcode.data.prepared import Built
 
@@ -76,7 +84,7 @@ def build(
 ) -> Built:
     """Draw the stand-in with the variant's (and options') numbers of images."""
     n_train = train_rows_wanted(variant, options) or TRAIN_ROWS
-    n_test = options.get("test_rows", TEST_ROWS)
+    n_test = held_out_rows(variant, options) or TEST_ROWS
     rng = np.random.default_rng(seed)
     patterns = templates(rng)
     y_train = balanced_labels(rng, n_train)
