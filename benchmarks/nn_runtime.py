@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import statistics
 import sys
 import tempfile
@@ -49,17 +50,19 @@ FEATURES = 3 * 32 * 32
 CNN = {"kind": "coded-reduce-cnn", "params": {}}
 #: 3072 x 38 + 38 + 38 x 10 + 10 = 117,164 parameters: the CNN's count, within 0.5 %
 MLP_HIDDEN = 38
+NETWORKS = ("cnn float64", "cnn float32", "mlp float64", "mlp float32")
 
 
-def median_seconds(call: Callable[[], object], repeats: int) -> float:
-    """The median wall time of ``call`` over ``repeats`` calls, after one call not counted."""
+def median_seconds(call: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """The median and the least wall time of ``call`` over ``repeats`` calls, after one call
+    not counted (the least: what the call costs when no other job takes the cores)."""
     call()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(times), min(times)
 
 
 def numpy_mlp_gradient(widths: list[int]) -> Callable[..., np.ndarray]:
@@ -116,7 +119,7 @@ def batched_gradient(network, features: int) -> Callable[..., np.ndarray]:
 
 def network_times(
     name: str, network, xs: np.ndarray, ys: np.ndarray, repeats: int
-) -> dict[str, float]:
+) -> dict[str, tuple[float, float]]:
     """One partition's compiled gradient sum; ``len(xs)`` of them one by one and batched."""
     theta, k = network.initial_parameters(FEATURES, 0), len(xs)
     batched = batched_gradient(network, FEATURES)
@@ -135,7 +138,7 @@ def gradient_work(args: argparse.Namespace) -> None:
     xs = rng.integers(0, 256, (k, rows, FEATURES)) / 255.0
     ys = rng.integers(0, 10, (k, rows))
     x, y = xs[0], ys[0]
-    times: dict[str, float] = {}
+    times: dict[str, tuple[float, float]] = {}
     for label, kind, params in (
         ("cnn", "coded-reduce-cnn", {}),
         ("mlp", "mlp", {"hidden": [MLP_HIDDEN]}),
@@ -158,21 +161,29 @@ def gradient_work(args: argparse.Namespace) -> None:
     print_work(times, args, p)
 
 
-def print_work(times: dict[str, float], args: argparse.Namespace, p: int) -> None:
+def print_work(times: dict[str, tuple[float, float]], args: argparse.Namespace, p: int) -> None:
     k = args.partitions
-    print(f"\n1. one partition's gradient sum, {args.rows} rows ({args.repeats} calls, median)")
-    for name, seconds in times.items():
-        print(f"  {name:32s} {seconds * 1e3:9.2f} ms")
-    print("  ratios:")
-    base = times["logistic numpy"]
-    for name in ("cnn float64", "cnn float32", "mlp float64", "mlp float32"):
-        print(f"  {name} / logistic numpy (p = {p})      {times[name] / base:8.2f}")
-    hand = times["mlp numpy by hand"]
-    for dtype in ("float64", "float32"):
-        print(f"  mlp {dtype} (JAX) / mlp numpy by hand        {times[f'mlp {dtype}'] / hand:8.2f}")
-    for label in ("cnn float64", "cnn float32", "mlp float64", "mlp float32"):
-        ratio = times[f"{label} x{k} batched"] / times[f"{label} x{k} per partition"]
-        print(f"  {label} batched / per partition (x{k})     {ratio:8.2f}")
+    print(f"\n1. one partition's gradient sum, {args.rows} rows ({args.repeats} calls)")
+    print(f"  {'':32s} {'median':>9s}    {'least':>9s}")
+    for name, (median, least) in times.items():
+        print(f"  {name:32s} {median * 1e3:9.2f} ms {least * 1e3:9.2f} ms")
+    ratios = [(f"{name} / logistic numpy (p = {p})", name, "logistic numpy") for name in NETWORKS]
+    ratios += [
+        (f"mlp {dtype} (JAX) / mlp numpy by hand", f"mlp {dtype}", "mlp numpy by hand")
+        for dtype in ("float64", "float32")
+    ]
+    ratios += [
+        (
+            f"{name} batched / per partition (x{k})",
+            f"{name} x{k} batched",
+            f"{name} x{k} per partition",
+        )
+        for name in NETWORKS
+    ]
+    print(f"  ratios {'':38s} {'median':>7s} {'least':>7s}")
+    for label, top, bottom in ratios:
+        median, least = (a / b for a, b in zip(times[top], times[bottom], strict=True))
+        print(f"  {label:45s} {median:7.2f} {least:7.2f}")
 
 
 def prepared(scratch: Path, args: argparse.Namespace, p: int) -> dict[str, Path]:
@@ -186,14 +197,16 @@ def prepared(scratch: Path, args: argparse.Namespace, p: int) -> dict[str, Path]
 
 def job_overhead(out: Path, warmup: int) -> dict[str, float]:
     """Medians over the iterations after ``warmup``: the iteration's time, the slowest used
-    worker's compute, their difference and the bytes received."""
+    worker's compute, their difference (and its least) and the bytes received."""
     rows = read_log(out)[warmup:]
     iteration = [r["iteration_time"] for r in rows]
     compute = [max(m["compute"] for m in r["messages"] if m["key"] in set(r["used"])) for r in rows]
+    overhead = [a - b for a, b in zip(iteration, compute, strict=True)]
     return {
         "iteration": statistics.median(iteration),
         "compute": statistics.median(compute),
-        "overhead": statistics.median(a - b for a, b in zip(iteration, compute, strict=True)),
+        "overhead": statistics.median(overhead),
+        "least": min(overhead),
         "bytes": statistics.median(r["bytes_received"] for r in rows),
     }
 
@@ -204,7 +217,8 @@ def runtime_overhead(args: argparse.Namespace) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="gradcode-nn-runtime-"))
     data = prepared(scratch, args, p)
     print(f"\n2. MPI jobs, {n} workers, {args.iterations} iterations ({args.warmup} left out)")
-    print(f"  {'model':18s} {'scheme':8s} {'iteration':>10s} {'compute':>10s} {'overhead':>10s}")
+    head = ("iteration", "compute", "overhead", "least")
+    print(f"  {'model':18s} {'scheme':8s} " + " ".join(f"{h:>10s}" for h in head))
     found: dict[tuple[str, str], dict[str, float]] = {}
     for kind in ("coded-reduce-cnn", "logistic"):
         for scheme in (
@@ -227,10 +241,9 @@ def runtime_overhead(args: argparse.Namespace) -> int:
                 print(f"{name}: job failed\n{result.stderr[-3000:]}", file=sys.stderr)
                 return 1
             stats = found[kind, scheme["name"]] = job_overhead(scratch / name, args.warmup)
+            seconds = " ".join(f"{stats[h] * 1e3:8.1f}ms" for h in head)
             print(
-                f"  {kind:18s} {scheme['name']:8s} {stats['iteration'] * 1e3:8.1f}ms "
-                f"{stats['compute'] * 1e3:8.1f}ms {stats['overhead'] * 1e3:8.1f}ms "
-                f"{stats['bytes'] / 1e6:6.2f} MB received"
+                f"  {kind:18s} {scheme['name']:8s} {seconds} {stats['bytes'] / 1e6:6.2f} MB received"
             )
     for scheme in ("uncoded", "frc"):
         cnn, logistic = found["coded-reduce-cnn", scheme], found["logistic", scheme]
@@ -252,8 +265,11 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--skip-jobs", action="store_true", help="part 1 only")
     args = parser.parse_args()
+    print("load average (1, 5, 15 min) at the start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     gradient_work(args)
-    return 0 if args.skip_jobs else runtime_overhead(args)
+    status = 0 if args.skip_jobs else runtime_overhead(args)
+    print("load average (1, 5, 15 min) at the end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    return status
 
 
 if __name__ == "__main__":
