@@ -242,9 +242,7 @@ def runtime_overhead(args: argparse.Namespace) -> int:
                 return 1
             stats = found[kind, scheme["name"]] = job_overhead(scratch / name, args.warmup)
             seconds = " ".join(f"{stats[h] * 1e3:8.1f}ms" for h in head)
-            print(
-                f"  {kind:18s} {scheme['name']:8s} {seconds} {stats['bytes'] / 1e6:6.2f} MB received"
-            )
+            print(f"  {kind:18s} {scheme['name']:8s} {seconds} {stats['bytes'] / 1e6:5.2f} MB in")
     for scheme in ("uncoded", "frc"):
         cnn, logistic = found["coded-reduce-cnn", scheme], found["logistic", scheme]
         ratio = cnn["overhead"] / logistic["overhead"]
