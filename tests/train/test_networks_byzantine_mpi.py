@@ -37,12 +37,13 @@ ATTACK_PARAMS = {
 }
 #: the run that drops the liar it caught (``adversaries.caught: drop``)
 DROPPING = "reversed"
-#: aggregator -> (its parameters, workers it needs): bulyan needs n >= 4f + 3
+#: aggregator -> (its parameters, the fewest workers it takes one liar among): krum needs
+#: n >= 2f + 3, bulyan n >= 4f + 3
 AGGREGATORS = {
-    "median": ({}, 5),
-    "trimmed-mean": ({"beta": 0.2}, 5),
+    "median": ({}, 3),
+    "trimmed-mean": ({"beta": 0.34}, 3),
     "multi-krum": ({"f": 1, "m": 2}, 5),
-    "geometric-median": ({}, 5),
+    "geometric-median": ({}, 3),
     "bulyan": ({"f": 1}, 7),
 }
 #: the attack each aggregator faces (every attack once, the omniscient ones forged at the master)
