@@ -7,7 +7,13 @@ codes; each job's iterates are compared with ``gradcode.runfile.reference.serial
 difference of an iterate (max |job - serial| / max |serial|), the first iteration at which it
 is not zero, and the relative difference at the end.
 
-    .venv/bin/python benchmarks/nn_float32_drift.py [--iterations 40]
+Then, in this process, what one float32 rounding that differs does: the serial float32 run
+against the same run in which, at iteration 5 only, the network sees one parameter's float32
+image one unit in the last place up (the float64 iterate unchanged), for a few parameters
+(first- and second-layer weights, a bias): the relative difference of the iterates right after
+and at the end.
+
+    .venv/bin/python benchmarks/nn_float32_drift.py [--iterations 40] [--flip-only]
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from gradcode.launch.jobs import run_job
 from gradcode.runfile.config import load_config
 from gradcode.runfile.reference import serial_trajectory
 
+FLIP_AT = 5
 SCHEMES = (
     {"name": "frc", "params": {"n": 4, "s": 1}},
     {"name": "crc", "params": {"n": 5, "s": 2}},
@@ -37,17 +44,57 @@ def digits(out: Path) -> Path:
     return small_digits(out)
 
 
+def descent(model, x, y, iterations: int, flip: int | None = None) -> np.ndarray:
+    """Serial gradient descent (step 0.5); at iteration 5 the network sees parameter ``flip``'s
+    float32 image one unit in the last place up."""
+    theta, out = model.initial_parameters(x.shape[1], 0), []
+    for t in range(iterations):
+        seen = theta
+        if t == FLIP_AT and flip is not None:
+            seen = theta.copy()
+            seen[flip] = float(np.nextafter(np.float32(seen[flip]), np.float32(np.inf)))
+        theta = theta - 0.5 * model.partial_gradient(x, y, seen) / len(y)
+        out.append(theta)
+    return np.array(out)
+
+
+def flip_experiment(data: Path, iterations: int) -> None:
+    from gradcode.data.prepared import load_prepared
+    from gradcode.models.registry import build
+
+    prepared = load_prepared(data)
+    x, y = prepared.X_train, prepared.y_train
+    model = build("mlp", {"hidden": [16], "dtype": "float32"})
+    serial = descent(model, x, y, iterations)
+    print(f"\none float32 rounding up at iteration {FLIP_AT}, {iterations} iterations, float32:")
+    for flip in (0, 500, 1000, 1030, 1100, 1200):
+        errors = relative(descent(model, x, y, iterations, flip), serial)
+        print(f"  parameter {flip:5d}: {errors[FLIP_AT]:.1e} at once, {errors[-1]:.1e} at the end")
+
+
+def relative(got: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    return np.abs(got - reference).max(axis=1) / np.abs(reference).max(axis=1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--flip-only", action="store_true")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="gradcode-float32-"))
     data = digits(scratch / "digits")
+    if not args.flip_only and jobs(scratch, data, args.iterations):
+        return 1
+    flip_experiment(data, args.iterations)
+    return 0
+
+
+def jobs(scratch: Path, data: Path, iterations: int) -> int:
     print(f"{'scheme':6s} {'dtype':8s} {'max rel diff':>13s} {'first nonzero':>14s} {'last':>10s}")
     for scheme in SCHEMES:
         for dtype in ("float64", "float32"):
             run = {
-                "iterations": args.iterations,
+                "iterations": iterations,
                 "data": {"prepared": str(data)},
                 "model": {"kind": "mlp", "params": {"hidden": [16], "dtype": dtype}},
                 "scheme": scheme,
@@ -64,7 +111,7 @@ def main() -> int:
                 return 1
             got = np.load(scratch / name / "trajectory.npy")
             reference = serial_trajectory(load_config(run_file))
-            errors = np.abs(got - reference).max(axis=1) / np.abs(reference).max(axis=1)
+            errors = relative(got, reference)
             nonzero = np.flatnonzero(errors)
             first = str(nonzero[0]) if nonzero.size else "-"
             print(
