@@ -1,7 +1,8 @@
 """Networks under attack in MPI runs: every attack of ``gradcode.attacks`` against DRACO's
 repetition code leaves the iterates of the serial run (the run that drops the liar it caught
 also has a late worker, the liar among the first responders), and every aggregator of
-``gradcode.aggregators`` trains a network past a liar and logs its time.
+``gradcode.aggregators`` trains a network past a liar and logs its time (one of them behind the
+emulated single port of the master).
 
 Each job is one small perceptron (64-8-10, 610 parameters) on scikit-learn's digits for three
 iterations: a network job's cost is its ranks' JAX import and compilation (about a second of
@@ -10,6 +11,7 @@ CPU per rank), so one job per attack and per aggregator, each checking all it ca
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gradcode.aggregators.registry import available as available_aggregators
@@ -46,6 +48,8 @@ AGGREGATORS = {
     "geometric-median": ({}, 3),
     "bulyan": ({"f": 1}, 7),
 }
+#: the aggregator whose run also emulates the master's single port: 10 ms per full message
+PORT = ("geometric-median", 0.01)
 #: the attack each aggregator faces (every attack once, the omniscient ones forged at the master)
 AGAINST = dict(zip(AGGREGATORS, ["reversed", "noise", "ipm", "constant", "alie"], strict=True))
 
@@ -102,16 +106,22 @@ def test_a_corrected_attack_leaves_a_network_on_the_serial_run(tmp_path, digits_
 def test_an_aggregator_trains_a_network_past_a_liar(tmp_path, digits_data, aggregator):
     params, n = AGGREGATORS[aggregator]
     attack = AGAINST[aggregator]
+    port = {"bandwidth": {"vector_seconds": PORT[1]}} if aggregator == PORT[0] else {}
     run = _network_run(
         digits_data,
         scheme={"name": "uncoded", "params": {"n": n}},
         aggregator={"name": aggregator, "params": params},
         adversaries={"workers": [1], "attack": attack, "params": ATTACK_PARAMS[attack]},
+        **port,
     )
     job = run_config(tmp_path, run, ranks=n + 1, timeout=180).check()
     log = job.log()
     assert all(0 < r["aggregate_time"] <= r["decode_time"] for r in log)
     assert all(("attack_time" in r) == (attack in ("alie", "ipm")) for r in log)
+    if port:  # the full-length messages reach the master one after the other
+        for r in log:
+            arrivals = sorted(m["arrival"] for m in r["messages"])
+            assert np.diff(arrivals).min() >= PORT[1] - 1e-9
     # not exact (a robust estimate of the mean), but it descends and keeps its accuracy
     losses = [r["loss"] for r in log]
     assert losses == sorted(losses, reverse=True), losses
