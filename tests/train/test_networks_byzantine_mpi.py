@@ -4,9 +4,10 @@ also has a late worker, the liar among the first responders), and every aggregat
 ``gradcode.aggregators`` trains a network past a liar and logs its time (one of them behind the
 emulated single port of the master).
 
-Each job is one small perceptron (64-8-10, 610 parameters) on scikit-learn's digits for three
-iterations: a network job's cost is its ranks' JAX import and compilation (about a second of
-CPU per rank), so one job per attack and per aggregator, each checking all it can.
+Each job is one small perceptron (64-8-10, 610 parameters; one attack's the Table II CNN) on
+scikit-learn's digits for three iterations: a network job's cost is its ranks' JAX import
+and compilation (about a second of CPU per rank), so one job per attack and per aggregator,
+each checking all it can.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from tests.helpers.mpi import base_run, relative_errors, run_config
 pytestmark = pytest.mark.mpi
 
 MLP = {"kind": "mlp", "params": {"hidden": [8]}}
+#: the attack run that trains paper 001's Table II CNN instead (on 8 x 8 images, pooled by 2)
+CNN_RUN = ("noise", {"kind": "coded-reduce-cnn", "params": {"image": [1, 8, 8]}})
 #: one group of three replicas decoded by a vote: the liar is in every decoding
 DRACO = {"name": "draco-repetition", "params": {"n": 3, "a": 1}}
 #: the dropping run's: four replicas decoded from any three, so the run goes on without one
@@ -54,9 +57,9 @@ PORT = ("geometric-median", 0.01)
 AGAINST = dict(zip(AGGREGATORS, ["reversed", "noise", "ipm", "constant", "alie"], strict=True))
 
 
-def _network_run(data, **overrides):
+def _network_run(data, model=MLP, **overrides):
     return base_run(
-        data, model=MLP, iterations=3, optimizer={"kind": "gd", "step": 0.5}, **overrides
+        data, model=model, iterations=3, optimizer={"kind": "gd", "step": 0.5}, **overrides
     )
 
 
@@ -79,7 +82,8 @@ def test_a_corrected_attack_leaves_a_network_on_the_serial_run(tmp_path, digits_
         more = {"scheme": DROPPING_DRACO, "stragglers": LATE_THREE}
     else:
         more = {"scheme": DRACO}
-    run = _network_run(digits_data, adversaries=adversaries, **more)
+    model = CNN_RUN[1] if attack == CNN_RUN[0] else MLP
+    run = _network_run(digits_data, model, adversaries=adversaries, **more)
     job = run_config(tmp_path, run, ranks=more["scheme"]["params"]["n"] + 1, timeout=180).check()
     log = job.log()
     # the workers compiled their gradient before the first iteration (Model.warm_up): it
