@@ -157,3 +157,27 @@ def test_a_call_takes_a_bounded_run_of_rows_and_a_sum_adds_the_runs():
     np.testing.assert_allclose(summed, whole, rtol=1e-12, atol=1e-14 * np.abs(whole).max())
     np.testing.assert_allclose(small.losses(theta, X, labels), model.losses(X, y, theta))
     assert np.array_equal(small.predict(theta, X), model.predict(X, theta))
+
+
+def test_warming_up_compiles_once_per_partition_shape_and_changes_nothing(monkeypatch):
+    """A worker warms its model up on its partitions before the first iteration
+    (``gradcode.train.run``): a network computes one gradient sum per shape, at zero."""
+    model = MLP(hidden=[8])
+    parts = [_data(12, 64, 10, seed=s) for s in range(3)] + [_data(7, 64, 10, seed=3)]
+    theta = model.initial_parameters(64, 0)
+    before = [model.partial_gradient(X, y, theta) for X, y in parts]
+    fresh = MLP(hidden=[8])
+    calls: list[tuple[tuple[int, int], bool]] = []
+    original = fresh.partial_gradient
+
+    def spy(X, y, point):
+        calls.append((X.shape, not point.any()))
+        return original(X, y, point)
+
+    monkeypatch.setattr(fresh, "partial_gradient", spy)
+    fresh.warm_up(parts)
+    assert calls == [((12, 64), True), ((7, 64), True)]
+    monkeypatch.undo()
+    after = [fresh.partial_gradient(X, y, theta) for X, y in parts]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+    build("logistic").warm_up(parts)  # the numpy models: nothing to do

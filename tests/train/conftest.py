@@ -5,6 +5,7 @@ The MPI job runner and the run helpers are in ``tests.helpers.mpi``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,27 @@ def linear_data(tmp_path_factory) -> Path:
 def digits_data(tmp_path_factory) -> Path:
     """scikit-learn's digits, labels 0..9: 480 training rows, 200 test rows."""
     return small_digits(tmp_path_factory.mktemp("data") / "digits")
+
+
+#: JAX's persistent compilation cache, for the network jobs' ranks (environment variables a
+#: rank's ``import jax`` reads): a rank that compiles a shape an earlier job of the session
+#: compiled loads it instead (about 0.45 s of CPU less per rank, of about 1 s)
+JAX_CACHE = {
+    "JAX_COMPILATION_CACHE_DIR": None,
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def jax_compilation_cache(tmp_path_factory):
+    """One compilation cache per test session, for every job it starts."""
+    values = JAX_CACHE | {"JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax"))}
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

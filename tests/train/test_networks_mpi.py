@@ -61,9 +61,17 @@ def test_an_exact_code_trains_a_network_as_the_serial_run_does(
     assert errors.max() <= TOLERANCE[model["params"].get("dtype", "float64")], errors
 
 
-def test_a_network_run_resumes_from_its_checkpoint_exactly(tmp_path, digits_data):
+@pytest.mark.parametrize(
+    ("model", "optimizer"),
+    [(MLP, "gd"), (SINGLE, "nesterov")],
+    ids=["float64-gd", "float32-nesterov"],
+)
+def test_a_network_run_resumes_from_its_checkpoint_exactly(tmp_path, digits_data, model, optimizer):
+    """Bit for bit in float32 too: the checkpoint holds the float64 iterate (and Nesterov's
+    momentum), from which a float32 network rounds the same float32 parameters again."""
     scheme = {"name": "uncoded", "params": {"n": 4}}
-    first = _network_run(digits_data, MLP, scheme, iterations=3, checkpoint={"every": 1})
+    first = _network_run(digits_data, model, scheme, iterations=3, checkpoint={"every": 1})
+    first["optimizer"] = {"kind": optimizer, "step": 0.5}
     run_config(tmp_path, first, ranks=5, name="run").check()
     job = run_config(tmp_path, first | {"iterations": 6}, ranks=5, name="run").check()
     assert job.summary()["resumed_from"] == 3

@@ -4,6 +4,7 @@ runtime asks before training: the parameter count, the initial parameters, the t
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -54,6 +55,12 @@ class Model(ABC):
         (the same on every machine). The linear models start at zero, whatever the seed."""
         del seed  # zero needs no draw
         return np.zeros(self.parameter_count(features))
+
+    def warm_up(self, parts: Iterable[tuple[Matrix, np.ndarray]]) -> None:
+        """Pay now, before training, what the first gradient of each of ``parts`` (a worker's
+        partitions) would otherwise pay once inside a timed iteration; the numpy models have
+        nothing to pay (a network compiles, ``gradcode.models.nn.network``)."""
+        del parts
 
     @abstractmethod
     def partial_gradient(self, X: Matrix, y: np.ndarray, theta: np.ndarray) -> np.ndarray:
