@@ -39,7 +39,6 @@ import numpy as np
 from gradcode.atomic import atomic_file
 from gradcode.figures.failures import gradient_errors
 from gradcode.figures.trajectories import RunOutputError, TrajectoryRun, read_outputs
-from gradcode.models import build as build_model
 from gradcode.runfile.config import RunConfig
 from gradcode.runfile.dataset import load_training_data
 from gradcode.runfile.plan import build_plan
@@ -112,7 +111,7 @@ def _honest_metrics(config: RunConfig, theta: np.ndarray) -> dict[str, float]:
     """The final loss and test AUC of the honest serial run's last iterate ``theta``."""
     plan = build_plan(config)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
-    model = build_model(config.model.kind)
+    model = config.model.build()
     loss = model.loss(data.X_train, data.y_train, theta, config.model.l2_value(data.rows))
     metrics = model.metrics(theta, None, data.X_test, data.y_test, data.theta_star)
     return {"loss": loss, "auc": float(metrics.get("auc", float("nan")))}
