@@ -24,12 +24,12 @@ Report layout (``REPORT`` tag, float64): ``RING_FIELDS`` then, from worker 0, th
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
+from gradcode import dilation
 from gradcode.optim import State
 from gradcode.train import protocol
 from gradcode.train.distribution import chunk_edges
@@ -70,7 +70,7 @@ def ring_comm(world: MPI.Comm) -> MPI.Comm:
 def sleep_until(deadline: float) -> None:
     remaining = deadline - clock()
     if remaining > 0:
-        time.sleep(remaining)
+        dilation.sleep(remaining)
 
 
 class RingWorker:
