@@ -26,7 +26,7 @@ def dilated():
 
 @pytest.mark.parametrize("value", [0.5, 0, -1, float("nan"), float("inf"), 1001, True, "2"])
 def test_a_factor_below_one_or_not_a_number_is_refused_naming_the_key(value):
-    with pytest.raises(ValueError, match="runtime.dilation"):
+    with pytest.raises(ValueError, match=r"runtime\.dilation"):
         dilation.check_factor(value, "runtime.dilation")
 
 
@@ -66,7 +66,7 @@ class _Request:
     def __init__(self) -> None:
         self.tests = 0
 
-    def Test(self) -> bool:  # noqa: N802 (mpi4py's name)
+    def Test(self) -> bool:
         self.tests += 1
         return self.tests >= 3
 

@@ -35,9 +35,7 @@ def _run(logistic_data, **runtime):
 @contextmanager
 def busy(processes: int) -> Iterator[None]:
     """``processes`` busy loops beside whatever runs meanwhile."""
-    loops = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)
-    ]
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
     try:
         yield
     finally:
@@ -64,9 +62,7 @@ def test_an_idle_machine_leaves_the_run_to_its_delays_and_busy_processes_take_it
 def test_a_dilated_run_reports_the_times_of_the_undilated_one(tmp_path, logistic_data):
     plain = run_config(tmp_path, _run(logistic_data), ranks=5, name="k1").check()
     dilated = run_config(tmp_path, _run(logistic_data, dilation=4), ranks=5, name="k4").check()
-    times = [
-        np.mean([r["iteration_time"] for r in job.log()[1:]]) for job in (plain, dilated)
-    ]
+    times = [np.mean([r["iteration_time"] for r in job.log()[1:]]) for job in (plain, dilated)]
     assert times[1] == pytest.approx(times[0], rel=0.05)
     summary = dilated.summary()
     assert summary["dilation"] == 4.0 and summary["fidelity"]["dilation"] == 4.0
