@@ -6,11 +6,18 @@ from __future__ import annotations
 import pytest
 
 from gradcode.fidelity.record import build_record, machine_measures, one_line
-from gradcode.fidelity.rule import BUSY_LIMIT, PRESSURE_LIMIT, QUEUE_LIMIT, verdict
+from gradcode.fidelity.rule import BUSY_LIMIT, CRITICAL_LIMIT, verdict
 
 
 def spent(seconds: float, cpu: float, wait: float) -> dict[str, float]:
-    return {"seconds": seconds, "cpu": cpu, "wait": wait, "wakeups": 10, "involuntary": 2}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "wait": wait,
+        "slices": 100,
+        "wakeups": 10,
+        "involuntary": 2,
+    }
 
 
 def test_machine_measures_add_up_the_ranks():
@@ -18,6 +25,7 @@ def test_machine_measures_add_up_the_ranks():
     found = machine_measures(ranks, {"some": 0.3}, cores=2)
     assert found["ranks"] == 3
     assert found["queue"] == pytest.approx((0.2 + 0.6 + 0.0) / 2.0)
+    assert found["wake_delay"] == pytest.approx((0.2 + 0.6 + 0.0) / 300)
     assert found["cpu"] == pytest.approx((0.4 + 0.2 + 0.5) / (2.0 * 2))
     assert found["busiest_rank"] == 3 and found["busiest_rank_cpu"] == pytest.approx(0.5)
     assert found["rank0_wait"] == pytest.approx(0.1)
@@ -27,17 +35,17 @@ def test_machine_measures_add_up_the_ranks():
 
 
 @pytest.mark.parametrize(
-    ("measures", "decided"),
+    ("critical", "busiest", "decided"),
     [
-        ({"queue": QUEUE_LIMIT / 2, "busiest_rank_cpu": 0.1, "cpu_pressure_some": 0.1}, "links"),
-        ({"queue": QUEUE_LIMIT, "busiest_rank_cpu": 0.1, "cpu_pressure_some": 0.1}, "machine"),
-        ({"queue": 0.0, "busiest_rank_cpu": BUSY_LIMIT, "busiest_rank": 0}, "machine"),
-        ({"queue": 0.0, "cpu_pressure_some": PRESSURE_LIMIT}, "machine"),
-        ({"queue": None, "busiest_rank_cpu": None, "cpu_pressure_some": None}, "links"),
+        (CRITICAL_LIMIT / 2, 0.1, "links"),
+        (CRITICAL_LIMIT, 0.1, "machine"),
+        (0.0, BUSY_LIMIT, "machine"),
+        (None, None, "links"),
     ],
 )
-def test_the_rule_names_the_machine_when_any_limit_is_reached(measures, decided):
-    said = verdict(measures, "links")
+def test_the_rule_names_the_machine_when_any_limit_is_reached(critical, busiest, decided):
+    path = None if critical is None else {"handoffs": 3, "seconds": 0.0, "share": critical}
+    said = verdict({"busiest_rank_cpu": busiest, "busiest_rank": 0}, path, "links")
     assert said["decided_by"] == decided
     assert bool(said["reasons"]) == (decided == "machine")
 
@@ -52,12 +60,15 @@ def test_the_record_sets_the_model_beside_the_measured_time_and_says_it_in_one_l
         predicted=[0.1, 0.1],
         undilated=[0.03, 0.03],
         model="links",
+        handoffs=3,
     )
     assert record["model"] == pytest.approx(
         {"kind": "links", "measured": 0.3, "predicted": 0.1, "ratio": 3.0}
     )
     assert record["undilated"]["share"] == pytest.approx(0.1)
     assert record["dilation"] == 4.0
+    # 3 ranks in a row waited the run's 3 ms a wake-up (real; 0.75 ms virtual): 0.75 %
+    assert record["critical"]["seconds"] == pytest.approx(3 * 0.6 / 200 / 4)
     line = one_line(record)
     assert line is not None and line.startswith("fidelity: the machine, not the links")
     assert "3.00 times" in line

@@ -20,7 +20,9 @@ def machine_measures(
 ) -> dict[str, Any]:
     """From every rank's ``usage.between`` of its timed part (a dead rank: ``None``) and the
     machine's ``pressure.between``: ``seconds`` (rank 0's real time), ``cores``, ``queue``
-    (mean number of the run's threads waiting for a core), ``cpu`` (share of the cores the
+    (mean number of the run's threads waiting for a core), ``wake_delay`` (the mean real
+    seconds a thread of the run waited for a core each time it became runnable: its
+    run-queue delay over its time slices), ``cpu`` (share of the cores the
     run's ranks used), ``busiest_rank`` and its share of time on a core
     (``busiest_rank_cpu``), rank 0's shares on a core and waiting (``rank0_cpu``,
     ``rank0_wait``), the ranks' largest and median share waiting (``rank_wait_max``,
@@ -35,8 +37,10 @@ def machine_measures(
         waits = [spent["wait"] / spent["seconds"] for _, spent in timed]
         busiest = max(cpu, key=cpu.__getitem__)
         first = dict(timed).get(0)
+        slices = sum(spent.get("slices", 0) for _, spent in timed)
         found |= {
             "queue": sum(spent["wait"] for _, spent in timed) / seconds,
+            "wake_delay": sum(spent["wait"] for _, spent in timed) / slices if slices else None,
             "cpu": sum(spent["cpu"] for _, spent in timed) / (seconds * cores),
             "busiest_rank": busiest,
             "busiest_rank_cpu": cpu[busiest],
@@ -47,8 +51,8 @@ def machine_measures(
         }
     else:
         found |= dict.fromkeys(
-            ("queue", "cpu", "busiest_rank", "busiest_rank_cpu", "rank0_cpu", "rank0_wait"),
-        ) | {"rank_wait_max": None, "rank_wait_median": None}
+            ("queue", "wake_delay", "cpu", "busiest_rank", "busiest_rank_cpu", "rank0_cpu"),
+        ) | {"rank0_wait": None, "rank_wait_max": None, "rank_wait_median": None}
     if alive and seconds > 0:
         for name, key in (
             ("wakeups", "wakeups_per_second"),
@@ -69,13 +73,17 @@ def build_record(
     predicted: Sequence[float] | None,
     undilated: Sequence[float] | None,
     model: str,
+    handoffs: int,
     prediction_note: str | None = None,
 ) -> dict[str, Any]:
     """The record: ``dilation``, ``machine`` (``machine_measures``), ``model`` (``kind``:
     ``links`` or ``injected delays``; with links the mean ``measured`` and ``predicted``
     iteration times, virtual seconds, and their ``ratio``; ``note`` where no prediction was
     made), ``undilated`` (the mean seconds per iteration of real computation, which no
-    dilation slows, and its ``share`` of the iteration) and ``verdict``."""
+    dilation slows, and its ``share`` of the iteration), ``critical`` (the machine's delay
+    on an iteration's critical path: ``handoffs`` ranks woken one after another, each
+    waiting the run's ``wake_delay`` for a core, in virtual seconds and as a ``share`` of
+    the iteration) and ``verdict``."""
     times = np.asarray(measured, dtype=float)
     mean = float(times.mean()) if times.size else math.nan
     modelled: dict[str, Any] = {"kind": model, "measured": mean}
@@ -89,12 +97,17 @@ def build_record(
         work = float(np.mean(undilated))
         real = {"seconds": work, "share": work / mean if mean > 0 else None}
     machine = machine_measures(ranks, pressure, cores)
+    critical = None
+    if machine.get("wake_delay") is not None and mean > 0:
+        delay = handoffs * machine["wake_delay"] / dilation
+        critical = {"handoffs": handoffs, "seconds": delay, "share": delay / mean}
     return {
         "dilation": dilation,
         "machine": machine,
         "model": modelled,
         "undilated": real,
-        "verdict": verdict(machine, model),
+        "critical": critical,
+        "verdict": verdict(machine, critical, model),
     }
 
 

@@ -297,6 +297,7 @@ class Session:
             predicted=predicted,
             undilated=self.undilated,
             model="links" if self.config.network is not None else "injected delays",
+            handoffs=self.ctx.plan.topology.handoffs(self.ctx.plan.code),
             prediction_note=note,
         )
 
