@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gradcode.fidelity.record import build_record, machine_measures, one_line
-from gradcode.fidelity.rule import BUSY_LIMIT, CRITICAL_LIMIT, verdict
+from gradcode.fidelity.rule import BUSY_LIMIT, CPU_LIMIT, CRITICAL_LIMIT, verdict
 
 
 def spent(seconds: float, cpu: float, wait: float) -> dict[str, float]:
@@ -35,17 +35,19 @@ def test_machine_measures_add_up_the_ranks():
 
 
 @pytest.mark.parametrize(
-    ("critical", "busiest", "decided"),
+    ("critical", "busiest", "cpu", "decided"),
     [
-        (CRITICAL_LIMIT / 2, 0.1, "links"),
-        (CRITICAL_LIMIT, 0.1, "machine"),
-        (0.0, BUSY_LIMIT, "machine"),
-        (None, None, "links"),
+        (CRITICAL_LIMIT / 2, 0.1, CPU_LIMIT / 2, "links"),
+        (CRITICAL_LIMIT, 0.1, 0.1, "machine"),
+        (0.0, BUSY_LIMIT, 0.1, "machine"),
+        (0.0, 0.1, CPU_LIMIT, "machine"),
+        (None, None, None, "links"),
     ],
 )
-def test_the_rule_names_the_machine_when_any_limit_is_reached(critical, busiest, decided):
+def test_the_rule_names_the_machine_when_any_limit_is_reached(critical, busiest, cpu, decided):
     path = None if critical is None else {"handoffs": 3, "seconds": 0.0, "share": critical}
-    said = verdict({"busiest_rank_cpu": busiest, "busiest_rank": 0}, path, "links")
+    measures = {"busiest_rank_cpu": busiest, "busiest_rank": 0, "cpu": cpu, "cores": 2}
+    said = verdict(measures, path, "links")
     assert said["decided_by"] == decided
     assert bool(said["reasons"]) == (decided == "machine")
 
@@ -56,14 +58,15 @@ def test_the_record_sets_the_model_beside_the_measured_time_and_says_it_in_one_l
         pressure=None,
         cores=2,
         dilation=4.0,
-        measured=[0.2, 0.4],
-        predicted=[0.1, 0.1],
-        undilated=[0.03, 0.03],
+        # the first iteration also makes the connections: left out
+        measured=[5.0, 0.2, 0.4],
+        predicted=[0.1, 0.1, 0.1],
+        undilated=[1.0, 0.03, 0.03],
         model="links",
         handoffs=3,
     )
     assert record["model"] == pytest.approx(
-        {"kind": "links", "measured": 0.3, "predicted": 0.1, "ratio": 3.0}
+        {"kind": "links", "measured": 0.3, "iterations": 2, "predicted": 0.1, "ratio": 3.0}
     )
     assert record["undilated"]["share"] == pytest.approx(0.1)
     assert record["dilation"] == 4.0

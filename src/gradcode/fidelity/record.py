@@ -79,14 +79,20 @@ def build_record(
     """The record: ``dilation``, ``machine`` (``machine_measures``), ``model`` (``kind``:
     ``links`` or ``injected delays``; with links the mean ``measured`` and ``predicted``
     iteration times, virtual seconds, and their ``ratio``; ``note`` where no prediction was
-    made), ``undilated`` (the mean seconds per iteration of real computation, which no
+    made; both over the iterations after the session's first, which also makes the
+    connections, where there are any), ``undilated`` (the mean seconds per iteration of real computation, which no
     dilation slows, and its ``share`` of the iteration), ``critical`` (the machine's delay
     on an iteration's critical path: ``handoffs`` ranks woken one after another, each
     waiting the run's ``wake_delay`` for a core, in virtual seconds and as a ``share`` of
     the iteration) and ``verdict``."""
-    times = np.asarray(measured, dtype=float)
+    skip = 1 if len(measured) > 1 else 0
+    times = np.asarray(measured[skip:], dtype=float)
+    if predicted is not None:
+        predicted = predicted[skip:]
+    if undilated is not None:
+        undilated = undilated[skip:]
     mean = float(times.mean()) if times.size else math.nan
-    modelled: dict[str, Any] = {"kind": model, "measured": mean}
+    modelled: dict[str, Any] = {"kind": model, "measured": mean, "iterations": int(times.size)}
     if predicted is not None and len(predicted) == times.size and times.size:
         guess = float(np.mean(predicted))
         modelled |= {"predicted": guess, "ratio": mean / guess if guess > 0 else None}
