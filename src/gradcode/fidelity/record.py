@@ -80,11 +80,11 @@ def build_record(
     ``links`` or ``injected delays``; with links the mean ``measured`` and ``predicted``
     iteration times, virtual seconds, and their ``ratio``; ``note`` where no prediction was
     made; both over the iterations after the session's first, which also makes the
-    connections, where there are any), ``undilated`` (the mean seconds per iteration of real computation, which no
-    dilation slows, and its ``share`` of the iteration), ``critical`` (the machine's delay
-    on an iteration's critical path: ``handoffs`` ranks woken one after another, each
-    waiting the run's ``wake_delay`` for a core, in virtual seconds and as a ``share`` of
-    the iteration) and ``verdict``."""
+    connections, where there are any), ``undilated`` (the mean seconds per iteration of real
+    computation, which no dilation slows, and its ``share`` of the iteration),
+    ``critical`` (the machine's delay on an iteration's critical path: ``handoffs`` ranks
+    woken one after another, each waiting the run's ``wake_delay`` for a core, in virtual
+    seconds and as a ``share`` of the iteration) and ``verdict``."""
     skip = 1 if len(measured) > 1 else 0
     times = np.asarray(measured[skip:], dtype=float)
     if predicted is not None:
