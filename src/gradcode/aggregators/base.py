@@ -195,13 +195,21 @@ def spread(honest: np.ndarray) -> np.ndarray:
     return np.abs(honest - honest.mean(axis=0)).max(axis=0)
 
 
+#: the most differences ``squared_distances`` holds at once (32 MiB of float64)
+_BROADCAST = 1 << 22
+
+
 def squared_distances(inputs: np.ndarray) -> np.ndarray:
     """``(n, n)`` squared Euclidean distances between the rows of ``inputs``, from their
     differences: the expanded ``|x|^2 + |y|^2 - 2 x.y`` loses every digit when the rows share
     a large common part (gradients late in training around one mean, or a liar's shift added
-    to all). One vectorised pass per row over the rows after it (``n (n - 1) / 2``
-    differences, never an ``(n, n, width)`` array)."""
+    to all). Small inputs in one broadcast (``(n, n, width)`` up to ``_BROADCAST`` values),
+    larger ones one vectorised pass per row over the rows after it (``n (n - 1) / 2``
+    differences, memory ``O(n width)``)."""
     n = inputs.shape[0]
+    if n * n * inputs.shape[1] <= _BROADCAST:
+        diff = inputs[:, None, :] - inputs[None, :, :]
+        return np.einsum("ijk,ijk->ij", diff, diff)
     d2 = np.zeros((n, n))
     for row in range(n - 1):
         diff = inputs[row + 1 :] - inputs[row]
