@@ -112,7 +112,8 @@ def _independent_squared_distances(inputs: np.ndarray) -> np.ndarray:
     out = np.zeros((n, n))
     for i in range(n):
         for j in range(n):
-            out[i, j] = math.fsum((float(a) - float(b)) ** 2 for a, b in zip(inputs[i], inputs[j]))
+            pairs = zip(inputs[i].tolist(), inputs[j].tolist(), strict=True)
+            out[i, j] = math.fsum((a - b) ** 2 for a, b in pairs)
     return out
 
 

@@ -107,9 +107,7 @@ def test_finite_messages_too_large_for_the_norms_are_not_taken_as_clean():
         assert error.needed is None
     else:
         assert result.adversaries == (5,)
-        np.testing.assert_allclose(
-            result.gradient, independent_sum(partials), rtol=1e-9, atol=1e-9
-        )
+        np.testing.assert_allclose(result.gradient, independent_sum(partials), rtol=1e-9, atol=1e-9)
 
 
 def test_an_infinite_copy_agrees_with_no_value():

@@ -11,12 +11,13 @@ the group's sum (with at most ``a`` liars overall, no wrong value can gather ``a
 senders), and the gradient is the sum of the groups' values. Responders that disagree with
 their group's vote are named in ``DecodeResult.adversaries``; a message holding a NaN or an
 infinity agrees with no value (``same_value``), so it is outvoted and named as a liar, and
-more than ``a`` of them are refused at once (``gradcode.codes.liars.nonfinite``). ``is_decodable`` asks for
-``2a + 1`` responders in every group: then ``a + 1`` of them are honest wherever the liars
-are, so any ``s`` stragglers leave the code decodable (the paper's ``s = 0``: groups of
-``2a + 1``). Two messages agree when they differ by at most ``agreement_tol`` of the larger
-norm: honest copies are the same computation on the same data, equal to round-off when the
-ranks' BLAS kernels differ; a liar within that distance changes the sum by as little.
+more than ``a`` of them are refused at once (``gradcode.codes.liars.nonfinite``).
+``is_decodable`` asks for ``2a + 1`` responders in every group: then ``a + 1`` of them are
+honest wherever the liars are, so any ``s`` stragglers leave the code decodable (the
+paper's ``s = 0``: groups of ``2a + 1``). Two messages agree when they differ by at most
+``agreement_tol`` of the larger norm: honest copies are the same computation on the same
+data, equal to round-off when the ranks' BLAS kernels differ; a liar within that distance
+changes the sum by as little.
 
 What it detects beyond ``a`` liars (``NotDecodableError``, ``needed=None``: more responders
 may settle it, none may): a group with no value sent by ``a + 1`` of its responders; a group

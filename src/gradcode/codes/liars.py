@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
-
-from collections.abc import Mapping
 
 from gradcode.codes.base import GradientCode, MessageKey, NotDecodableError, Pattern
 

@@ -93,6 +93,7 @@ from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
+from gradcode.train.tolerance import Tolerance
 from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
 
 #: seconds between the master's questions to MPI about failed ranks while it waits
@@ -156,6 +157,18 @@ class Master:
         aggregator = ctx.plan.config.aggregator
         #: the robust aggregator that replaces decoding (``None``: the code decodes)
         self.aggregator = aggregator.build() if aggregator is not None else None
+        #: the aggregator's tolerance against the values each iteration actually got
+        self.tolerance = (
+            Tolerance(
+                self.aggregator,
+                code,
+                ctx.plan.config.adversaries.workers,
+                self.attacks.lies,
+                aggregator.below_tolerance,
+            )
+            if self.aggregator is not None and aggregator is not None
+            else None
+        )
         #: the checks of the liars a decoder names, and ``adversaries.caught``
         self.caught = (
             Caught(code.a, self.attacks, ctx.plan.config.adversaries.caught)
@@ -645,7 +658,7 @@ class Master:
             messages = self._forge(messages, t)
             extras["attack_time"] = clock() - began
         if self.aggregator is not None:
-            return self._aggregate(messages, extras), extras
+            return self._aggregate(messages, extras, t), extras
         result = self.code.decode_result(messages, features)
         if self.reports:
             extras["adversaries"] = sorted(
@@ -657,13 +670,19 @@ class Master:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
 
-    def _aggregate(self, messages: dict[Any, np.ndarray], extras: dict[str, Any]) -> np.ndarray:
+    def _aggregate(
+        self, messages: dict[Any, np.ndarray], extras: dict[str, Any], t: int
+    ) -> np.ndarray:
         """The aggregator's estimate of the honest values' mean, scaled to the gradient sum
         (module docstring); what it reports goes to ``extras``."""
-        assert self.aggregator is not None
+        assert self.aggregator is not None and self.tolerance is not None
         code = self.code
         began = clock()
         inputs: AggregationInputs = code.aggregation_inputs(messages, self.ctx.features)
+        senders = {int(code.worker_of(k)) for keys in inputs.keys for k in keys}
+        below = self.tolerance.check(t, len(inputs.values), senders)
+        if below is not None:  # ``aggregator.below_tolerance: continue``
+            extras["below_tolerance"] = below
         try:
             result = self.aggregator.aggregate(inputs.values)
         except AggregatorError as error:  # fewer values than it takes (votes that failed)
@@ -675,6 +694,11 @@ class Master:
             extras["aggregate_selected"] = sorted({int(code.worker_of(k)) for k in keys})
         if result.info:
             extras["aggregate"] = result.info
+        if result.refused:  # non-finite values, counted against its tolerance
+            extras["aggregate_refused"] = [
+                {"workers": sorted({int(code.worker_of(k)) for k in inputs.keys[i]}), "why": why}
+                for i, why in result.refused.items()
+            ]
         if self.reports:
             extras["adversaries"] = sorted({int(code.worker_of(k)) for k in inputs.adversaries})
         return gradient
