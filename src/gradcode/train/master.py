@@ -190,6 +190,7 @@ class Master:
         #: ``pull``: this iteration's notices not pulled, with where to ask for them
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
         self._began = 0.0  # when this iteration's model went out
+        self._now = 0  # the iteration under way
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -311,7 +312,7 @@ class Master:
             self._pull_all()
         if self.spares is not None:
             self._replace(t)
-        if not alive_decodable(self.code, self._lost(t)):
+        if not self._can_go_on(t):
             lost = [failures.failed[rank] for rank in sorted(failures.failed)]
             raise CannotContinue(lost, t, self._cannot_decode(t))
 
@@ -376,7 +377,7 @@ class Master:
         if self.caught is None or len(self.caught.dropped) == self._drops_checked:
             return
         self._drops_checked = len(self.caught.dropped)
-        if not alive_decodable(self.code, self._lost(t)):
+        if not self._can_go_on(t):
             failed = self.failures.failed if self.failures is not None else {}
             raise CannotContinue(
                 [failed[rank] for rank in sorted(failed)], t, self._cannot_decode(t)
@@ -470,6 +471,7 @@ class Master:
             self._polled = 0.0
             self._check_failures(t, ask=True)
         self._check_drops(t)
+        self._now = t
         began = self._began = clock()
         self.port.start(t, began)
         if self.rows is not None:
@@ -645,7 +647,30 @@ class Master:
             return False
         if self.tree is not None:
             return self.tree.children_decodable(MASTER, list(held))
-        return self.code.is_decodable(list(held))
+        return self.code.is_decodable(list(held)) or self._every_live_value(held)
+
+    # -- an aggregator past lost workers (``gradcode.train.tolerance``) ----------------------
+    def _can_go_on(self, t: int) -> bool:
+        """Whether iteration ``t`` can end without the workers lost: the code decodes without
+        them, or an aggregator takes what the others send (its tolerance checked then)."""
+        lost = self._lost(t)
+        if alive_decodable(self.code, lost):
+            return True
+        return self.tolerance is not None and len(lost) < self.code.n
+
+    def _every_live_value(self, held: dict[Any, Result]) -> bool:
+        """An aggregator run with workers lost: every live worker's messages are in hand."""
+        if self.tolerance is None:
+            return False
+        lost = set(self._lost(self._now))
+        if not lost:
+            return False
+        return all(
+            key in held
+            for worker in range(self.code.n)
+            if worker not in lost
+            for key in self.code.message_keys(worker)
+        )
 
     def _decode(self, held: dict[Any, Result], t: int) -> tuple[np.ndarray, dict[str, Any]]:
         messages = {key: result.data for key, result in held.items()}
