@@ -30,7 +30,11 @@ over all ``total`` groups, and ``Session.step`` divides that sum by the training
 does a decoded one. The aggregation's time is logged as ``aggregate_time`` and included in
 ``decode_time``; ``aggregate_selected`` (the workers whose values an aggregator that selects,
 Krum or Bulyan, kept) and ``aggregate`` (its facts, e.g. Weiszfeld's ``iterations`` and
-``converged``) when it reports them.
+``converged``) when it reports them, ``aggregate_refused`` (values it refused as non-finite:
+the workers behind each and why). Every aggregation checks the aggregator's tolerance against
+the values it got (``gradcode.train.tolerance``; ``below_tolerance`` in the record under
+``aggregator.below_tolerance: continue``), and an aggregator run goes on past lost workers
+with the live workers' values where the code's own rule would need the lost ones.
 
 Per-iteration record (``log.jsonl``; ``Session`` adds ``iteration``, ``time``, ``wall`` and
 the metrics):
