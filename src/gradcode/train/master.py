@@ -97,7 +97,7 @@ from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
-from gradcode.train.tolerance import Tolerance
+from gradcode.train.tolerance import run_tolerance
 from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
 
 #: seconds between the master's questions to MPI about failed ranks while it waits
@@ -162,17 +162,7 @@ class Master:
         #: the robust aggregator that replaces decoding (``None``: the code decodes)
         self.aggregator = aggregator.build() if aggregator is not None else None
         #: the aggregator's tolerance against the values each iteration actually got
-        self.tolerance = (
-            Tolerance(
-                self.aggregator,
-                code,
-                ctx.plan.config.adversaries.workers,
-                self.attacks.lies,
-                aggregator.below_tolerance,
-            )
-            if self.aggregator is not None and aggregator is not None
-            else None
-        )
+        self.tolerance = run_tolerance(ctx.plan.config, code, self.aggregator, self.attacks.lies)
         #: the checks of the liars a decoder names, and ``adversaries.caught``
         self.caught = (
             Caught(code.a, self.attacks, ctx.plan.config.adversaries.caught)

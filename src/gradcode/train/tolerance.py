@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 
 from gradcode.aggregators import Aggregator
 from gradcode.codes import GradientCode, NotDecodableError
+from gradcode.runfile.config import RunConfig
 
 
 class Tolerance:
@@ -62,3 +63,17 @@ class Tolerance:
         if self.policy == "continue" and self.aggregator.refusal(count) is None:
             return reason
         raise NotDecodableError(f"{reason}; aggregator.below_tolerance: {self.policy}", needed=None)
+
+
+def run_tolerance(
+    config: RunConfig,
+    code: GradientCode,
+    aggregator: Aggregator | None,
+    lies: Callable[[int, int], bool],
+) -> Tolerance | None:
+    """The check of a run with ``config`` (``None`` without an aggregator): its planned
+    liars (``adversaries.workers``, not the unforeseen) and ``aggregator.below_tolerance``."""
+    if aggregator is None or config.aggregator is None:
+        return None
+    policy = config.aggregator.below_tolerance
+    return Tolerance(aggregator, code, config.adversaries.workers, lies, policy)
