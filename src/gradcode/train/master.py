@@ -591,7 +591,9 @@ class Master:
             if not decodable:
                 held[self._key(result)] = result if self.rows is None else self.rows.hold(result)
                 decodable = self._decodable_now(held)
-        return decodable
+        # an aggregator run can learn of a lost worker after the others' values came: no new
+        # result then, but what it holds is every live worker's (a refusal of it ends the run)
+        return decodable or self._every_live_value(held)
 
     def _notice(self, result: Result) -> None:
         """``pull``: a worker announced a ready message; ask for it if the code still needs
