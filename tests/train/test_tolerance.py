@@ -22,16 +22,21 @@ def _tolerance(policy: str, aggregator=("trimmed-mean", {"beta": 0.2}), n: int =
     )
 
 
+def _rows(*workers: int) -> list[set[int]]:
+    """One value per worker (uncoded: each its own partial gradient)."""
+    return [{w} for w in workers]
+
+
 def test_within_the_bound_nothing_is_said():
     # five values, floor(0.2 * 5) = 1 trimmed at each end, one liar among the senders
-    assert _tolerance("stop").check(0, 5, range(5)) is None
+    assert _tolerance("stop").check(0, _rows(0, 1, 2, 3, 4)) is None
     # four values trim none; the liar is not among them: nothing corrupted
-    assert _tolerance("stop").check(0, 4, [0, 2, 3, 4]) is None
+    assert _tolerance("stop").check(0, _rows(0, 2, 3, 4)) is None
 
 
 def test_below_the_bound_stop_refuses_the_aggregation_in_one_line():
     with pytest.raises(NotDecodableError) as caught:
-        _tolerance("stop").check(3, 4, [0, 1, 2, 4])
+        _tolerance("stop").check(3, _rows(0, 1, 2, 4))
     line = str(caught.value)
     assert caught.value.needed is None and "\n" not in line
     assert line.startswith("below tolerance: aggregator trimmed-mean tolerates 0 Byzantine")
@@ -40,7 +45,7 @@ def test_below_the_bound_stop_refuses_the_aggregation_in_one_line():
 
 
 def test_below_the_bound_continue_returns_the_line_to_log():
-    line = _tolerance("continue").check(3, 4, [0, 1, 2, 4])
+    line = _tolerance("continue").check(3, _rows(0, 1, 2, 4))
     assert line is not None and "tolerates 0 Byzantine inputs among n=4 (got 1" in line
 
 
@@ -52,9 +57,22 @@ def test_a_liar_outside_its_schedule_corrupts_nothing():
         lambda worker, t: t >= 2,
         "stop",
     )
-    assert check.check(1, 4, [0, 1, 2, 4]) is None
+    assert check.check(1, _rows(0, 1, 2, 4)) is None
     with pytest.raises(NotDecodableError):
-        check.check(2, 4, [0, 1, 2, 4])
+        check.check(2, _rows(0, 1, 2, 4))
+
+
+def test_a_vote_counts_as_corrupted_only_when_a_liar_is_behind_it():
+    """DETOX (groups 0-2, 3-5, 6-8) under the median, liars 1 and 2: a liar outvoted in its
+    group is behind no vote; a group whose majority lies is one corrupted value, and with a
+    group lost the two votes left tolerate none."""
+    check = Tolerance(
+        build_aggregator("median"), build_code("detox", n=9, r=3), [1, 2], _always, "stop"
+    )
+    assert check.check(0, [{0, 2}, {3, 4, 5}, {6, 7, 8}]) is None  # 1 outvoted in group 0
+    assert check.check(0, [{1, 2}, {3, 4, 5}, {6, 7, 8}]) is None  # one of three corrupted
+    with pytest.raises(NotDecodableError, match="2 of 3 values, 1 of them from workers \\[1, 2\\]"):
+        check.check(0, [{1, 2}, {3, 4, 5}])
 
 
 def test_a_count_the_aggregator_cannot_take_is_refused_under_either_policy():
@@ -62,7 +80,7 @@ def test_a_count_the_aggregator_cannot_take_is_refused_under_either_policy():
     for policy in ("stop", "continue"):
         check = _tolerance(policy, aggregator=("multi-krum", {"f": 1}))
         with pytest.raises(NotDecodableError, match="needs n >= 2f \\+ 3"):
-            check.check(0, 4, [0, 2, 3, 4])
+            check.check(0, _rows(0, 2, 3, 4))
 
 
 def _run(**aggregator):

@@ -700,8 +700,8 @@ class Master:
         code = self.code
         began = clock()
         inputs: AggregationInputs = code.aggregation_inputs(messages, self.ctx.features)
-        senders = {int(code.worker_of(k)) for keys in inputs.keys for k in keys}
-        below = self.tolerance.check(t, len(inputs.values), senders)
+        rows = [{int(code.worker_of(k)) for k in keys} for keys in inputs.keys]
+        below = self.tolerance.check(t, rows)
         if below is not None:  # ``aggregator.below_tolerance: continue``
             extras["below_tolerance"] = below
         try:

@@ -8,7 +8,7 @@ malformed or non-finite where they enter the master. With fewer values Krum's an
 ``f`` may no longer fit (``n >= 2f + 3``, ``4f + 3``) and the trimmed mean trims fewer
 (``floor(beta n)``): the guarantee the run was planned under is gone. So every aggregation
 asks ``byzantine_refusal(count, corrupted)`` with the values in hand and the planned liars
-among their senders (those that lie in this iteration), and below the bound:
+behind them (those that lie in this iteration), and below the bound:
 
 - ``aggregator.below_tolerance: stop`` (the default): the aggregation is refused as a
   decoding the master cannot vouch for (``NotDecodableError``); the master waits for more
@@ -24,7 +24,7 @@ are the attacker a run did not foresee. An aggregator that cannot take the count
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from gradcode.aggregators import Aggregator
 from gradcode.codes import GradientCode, NotDecodableError
@@ -46,12 +46,17 @@ class Tolerance:
         self.aggregator, self.code = aggregator, code
         self.liars, self.lies, self.policy = frozenset(liars), lies, policy
 
-    def check(self, t: int, count: int, senders: Iterable[int]) -> str | None:
-        """Iteration ``t``'s aggregation of ``count`` values from the workers ``senders``:
-        ``None`` within the tolerance; below it, the one-line reason under ``continue``,
-        ``NotDecodableError`` under ``stop`` (and whenever the count cannot be aggregated)."""
-        lying = sorted(w for w in set(senders) & self.liars if self.lies(w, t))
-        corrupted = self.code.aggregation_corrupted(lying) if lying else 0
+    def check(self, t: int, rows: Sequence[Iterable[int]]) -> str | None:
+        """Iteration ``t``'s aggregation of one value per entry of ``rows`` (the workers behind
+        it: a partial gradient's sender, the members agreeing with a vote): ``None`` within
+        the tolerance; below it, the one-line reason under ``continue``, ``NotDecodableError``
+        under ``stop`` (and whenever the count cannot be aggregated). A value is corrupted
+        when a planned liar lying in ``t`` is behind it (a vote its liars own: honest
+        members never agree with a forgery)."""
+        count = len(rows)
+        behind = [{w for w in row if w in self.liars and self.lies(w, t)} for row in rows]
+        corrupted = sum(1 for workers in behind if workers)
+        lying = sorted(set().union(*behind))
         problem = self.aggregator.byzantine_refusal(count, corrupted)
         if problem is None:
             return None
