@@ -94,6 +94,25 @@ def test_a_nonfinite_message_and_a_finite_liar_share_the_budget():
         code.decode_result(three, LENGTH)
 
 
+@pytest.mark.parametrize("value", VALUES, ids=["nan", "+inf", "-inf"])
+def test_heterogeneous_poly_counts_a_nonfinite_message_within_a_and_refuses_beyond(value):
+    """Paper 004's polynomial code (h(sum G), 2 x 2 matrices): a non-finite message is an
+    erasure and a named liar within a; two with a = 1 are refused by name."""
+    h = [1.0, -0.5, 0.25]
+    code = build("heterogeneous-poly", placement=cyclic_placement(9, 9), h=h, s=0, a=1)
+    rng = np.random.default_rng(9)
+    partials = rng.standard_normal((code.k, 4))
+    honest = {w: code.encode(w, partials[list(code.partitions(w))]) for w in range(code.n)}
+    total = partials.sum(axis=0).reshape(2, 2)
+    expected = (1.0 * np.eye(2) - 0.5 * total + 0.25 * total @ total).reshape(-1)
+    lied = dict(honest) | {3: np.full(4, value)}
+    result = code.decode_result(lied, 4)
+    np.testing.assert_allclose(result.gradient, expected, rtol=1e-9, atol=1e-9)
+    assert result.adversaries == (3,)
+    with pytest.raises(NotDecodableError, match=r"messages 3 \(.*\), 5 \(.*\) are not finite"):
+        code.decode_result(lied | {5: np.full(4, value)}, 4)
+
+
 def test_finite_messages_too_large_for_the_norms_are_not_taken_as_clean():
     """A liar's message of 1e300 overflows the syndromes' norm to inf; that is corruption
     (located and corrected), not the round-off test's silent pass."""
