@@ -11,7 +11,17 @@ Each aggregator declares, for ``n`` inputs, how many Byzantine ones it tolerates
 (``tolerates``), which settings it cannot handle at all (``refusal``: one line naming the
 aggregator, the parameter and the constraint) and a deterministic bound on how far its output
 may be from the honest inputs' mean when no more than ``tolerates(n)`` inputs are Byzantine
-(``error_bound``; the tests check it under every attack of ``gradcode.attacks``). Nothing
+(``error_bound``; the tests check it under every attack of ``gradcode.attacks``).
+
+Non-finite inputs. An input holding a NaN or an infinity is a Byzantine one no honest worker
+sends, and the aggregations below are comparisons and sums that a NaN or an infinity passes
+through (a median of NaN is NaN, a sum with inf is inf): ``aggregate`` refuses such inputs
+before any of them, counts them against ``tolerates(n)`` and names them in
+``Aggregate.refused`` with what they held; the others are aggregated by ``without(n, count)``,
+the aggregator with that much of its tolerance spent (Krum's and Bulyan's ``f`` less the
+refused, the trimmed mean's trim less the refused at each end). More than it tolerates is an
+``AggregatorError`` naming them. Its output is never non-finite: finite inputs so large that
+the aggregation overflows are refused too, in one line. Nothing
 outside ``gradcode.aggregators`` asks which aggregator it is
 (``tests/capabilities/test_no_scheme_identity.py`` enforces it).
 """
@@ -36,12 +46,33 @@ class AggregatorError(UserError):
 class Aggregate:
     """One aggregation: ``value`` (``(width,)``, the estimate of the honest inputs' mean),
     ``selected`` (indices of the inputs that entered it whole, for aggregators that select:
-    Krum, Bulyan; ``None`` for coordinate-wise ones) and ``info`` (JSON-able facts worth
-    logging, e.g. Weiszfeld's iterations and whether it converged)."""
+    Krum, Bulyan; ``None`` for coordinate-wise ones), ``info`` (JSON-able facts worth
+    logging, e.g. Weiszfeld's iterations and whether it converged) and ``refused`` (index ->
+    why, e.g. "NaN, +inf": the non-finite inputs left out and counted as Byzantine)."""
 
     value: np.ndarray
     selected: tuple[int, ...] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    refused: dict[int, str] = field(default_factory=dict)
+
+
+def nonfinite_rows(values: np.ndarray) -> dict[int, str]:
+    """Rows of ``values`` holding a NaN or an infinity, each with what ("NaN", "+inf",
+    "-inf", joined)."""
+    found: dict[int, str] = {}
+    for row in np.flatnonzero(~np.isfinite(values).all(axis=1)):
+        vector = values[row]
+        words = [
+            word
+            for word, present in (
+                ("NaN", np.isnan(vector).any()),
+                ("+inf", np.isposinf(vector).any()),
+                ("-inf", np.isneginf(vector).any()),
+            )
+            if present
+        ]
+        found[int(row)] = ", ".join(words)
+    return found
 
 
 class Aggregator(ABC):
@@ -75,16 +106,58 @@ class Aggregator(ABC):
     def _aggregate(self, inputs: np.ndarray) -> Aggregate:
         """The aggregation of ``inputs`` (``(n, width)``, float64, ``refusal(n)`` is None)."""
 
+    def without(self, n: int, refused: int) -> Aggregator:
+        """The aggregator for the inputs left once ``refused`` of ``n`` (``<= tolerates(n)``)
+        were refused as Byzantine: its tolerance less those spent. ``self`` for aggregators
+        whose tolerance is a share of their inputs (a median of the rest tolerates at least
+        ``tolerates(n) - refused``); those with a configured count override it."""
+        return self
+
     def aggregate(self, inputs: np.ndarray) -> Aggregate:
         """The estimate of the honest inputs' mean from ``inputs`` (``(n, width)``);
-        ``AggregatorError`` (one line) when ``refusal(n)`` says no."""
+        ``AggregatorError`` (one line) when ``refusal(n)`` says no, when more inputs are
+        non-finite than it tolerates, or when its output would not be finite (module
+        docstring)."""
         values = np.asarray(inputs, dtype=np.float64)
         if values.ndim != 2:
             raise ValueError(
                 f"aggregator {self.name}: inputs must be (n, width), got {values.shape}"
             )
-        self.require(values.shape[0])
-        return self._aggregate(values)
+        n = values.shape[0]
+        self.require(n)
+        # an overflow inside is caught on the output below, in one line, not as a warning
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._checked(values, n)
+
+    def _checked(self, values: np.ndarray, n: int) -> Aggregate:
+        """``aggregate`` past its shape checks: non-finite inputs refused, output checked."""
+        refused = nonfinite_rows(values)
+        if not refused:
+            result = self._aggregate(values)
+        else:
+            tolerated = self.tolerates(n)
+            named = ", ".join(f"{row} ({why})" for row, why in refused.items())
+            if len(refused) > tolerated:
+                raise AggregatorError(
+                    f"aggregator {self.name}: inputs {named} are not finite, more than the "
+                    f"{tolerated} Byzantine input{'s' * (tolerated != 1)} it tolerates among "
+                    f"n={n} ({self.tolerance_rule()})"
+                )
+            kept = np.flatnonzero(np.isfinite(values).all(axis=1))
+            rest = self.without(n, len(refused))
+            rest.require(kept.size, where=f"aggregator {self.name}: inputs {named} refused")
+            inner = rest._aggregate(values[kept])
+            selected = (
+                None if inner.selected is None else tuple(int(kept[i]) for i in inner.selected)
+            )
+            result = Aggregate(inner.value, selected, inner.info, refused)
+        if not bool(np.isfinite(result.value).all()):
+            largest = float(np.abs(values[np.isfinite(values)]).max(initial=0.0))
+            raise AggregatorError(
+                f"aggregator {self.name}: its output is not finite (finite inputs up to "
+                f"{largest:.3g} in magnitude overflow it)"
+            )
+        return result
 
     # -- refusals ---------------------------------------------------------------------------
     def byzantine_refusal(self, n: int, byzantine: int) -> str | None:
@@ -122,13 +195,33 @@ def spread(honest: np.ndarray) -> np.ndarray:
     return np.abs(honest - honest.mean(axis=0)).max(axis=0)
 
 
+#: the most differences ``squared_distances`` holds at once (32 MiB of float64)
+_BROADCAST = 1 << 22
+
+
+def squared_distances(inputs: np.ndarray) -> np.ndarray:
+    """``(n, n)`` squared Euclidean distances between the rows of ``inputs``, from their
+    differences: the expanded ``|x|^2 + |y|^2 - 2 x.y`` loses every digit when the rows share
+    a large common part (gradients late in training around one mean, or a liar's shift added
+    to all). Small inputs in one broadcast (``(n, n, width)`` up to ``_BROADCAST`` values),
+    larger ones one vectorised pass per row over the rows after it (``n (n - 1) / 2``
+    differences, memory ``O(n width)``)."""
+    n = inputs.shape[0]
+    if n * n * inputs.shape[1] <= _BROADCAST:
+        diff = inputs[:, None, :] - inputs[None, :, :]
+        return np.einsum("ijk,ijk->ij", diff, diff)
+    d2 = np.zeros((n, n))
+    for row in range(n - 1):
+        diff = inputs[row + 1 :] - inputs[row]
+        d2[row, row + 1 :] = np.einsum("ij,ij->i", diff, diff)
+    return d2 + d2.T
+
+
 def diameter(honest: np.ndarray) -> float:
     """The largest distance between two honest inputs (0 for fewer than two)."""
     if honest.shape[0] < 2:
         return 0.0
-    squares = (honest * honest).sum(axis=1)
-    d2 = squares[:, None] + squares[None, :] - 2.0 * honest @ honest.T
-    return float(np.sqrt(max(float(d2.max()), 0.0)))
+    return float(np.sqrt(squared_distances(honest).max()))
 
 
 def check_count(aggregator: str, name: str, value: Any, *, minimum: int = 0) -> int:

@@ -8,8 +8,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.aggregators.base import Aggregate, Aggregator, check_count, spread
-from gradcode.aggregators.krum import krum_scores, squared_distances
+from gradcode.aggregators.base import (
+    Aggregate,
+    Aggregator,
+    check_count,
+    spread,
+    squared_distances,
+)
+from gradcode.aggregators.krum import krum_scores
 
 
 class Bulyan(Aggregator):
@@ -39,6 +45,9 @@ class Bulyan(Aggregator):
 
     def tolerates(self, n: int) -> int:
         return self.f
+
+    def without(self, n: int, refused: int) -> Bulyan:
+        return Bulyan(f=self.f - refused)
 
     def tolerance_rule(self) -> str:
         return f"f={self.f} as configured"

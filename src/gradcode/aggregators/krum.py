@@ -9,15 +9,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.aggregators.base import Aggregate, Aggregator, check_count, diameter
-
-
-def squared_distances(inputs: np.ndarray) -> np.ndarray:
-    """``(n, n)`` squared Euclidean distances between the rows of ``inputs``."""
-    squares = (inputs * inputs).sum(axis=1)
-    d2 = squares[:, None] + squares[None, :] - 2.0 * inputs @ inputs.T
-    np.fill_diagonal(d2, 0.0)
-    return np.maximum(d2, 0.0)  # round-off can make a tiny distance negative
+from gradcode.aggregators.base import (
+    Aggregate,
+    Aggregator,
+    check_count,
+    diameter,
+    squared_distances,
+)
 
 
 def krum_scores(d2: np.ndarray, neighbours: int) -> np.ndarray:
@@ -59,6 +57,9 @@ class MultiKrum(Aggregator):
 
     def tolerates(self, n: int) -> int:
         return self.f
+
+    def without(self, n: int, refused: int) -> MultiKrum:
+        return MultiKrum(f=self.f - refused, m=self.m)
 
     def tolerance_rule(self) -> str:
         return f"f={self.f} as configured"

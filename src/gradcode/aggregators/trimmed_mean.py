@@ -22,14 +22,26 @@ class TrimmedMean(Aggregator):
 
     def __init__(self, beta: float = 0.1) -> None:
         self.beta = check_number(self.name, "beta", beta, low=0.0, high=0.5)
+        #: values dropped at each end whatever the count (``without``), ``None``: ``beta n``
+        self._trim: int | None = None
 
     def params(self) -> dict[str, Any]:
         return {"beta": self.beta}
 
     def trimmed(self, n: int) -> int:
         """``b``: values dropped at each end of a coordinate among ``n``."""
+        if self._trim is not None:
+            return self._trim
         # the small tolerance keeps beta n = 2 from flooring to 1 after round-off (0.2 * 10)
         return math.floor(self.beta * n + 1e-9)
+
+    def without(self, n: int, refused: int) -> TrimmedMean:
+        """Once ``refused`` of ``n`` inputs are out (they took ``refused`` of the ``b``
+        Byzantine ones it tolerates), the rest trimmed by ``b - refused`` at each end: the
+        same guarantee."""
+        rest = TrimmedMean(self.beta)
+        rest._trim = self.trimmed(n) - refused
+        return rest
 
     def tolerates(self, n: int) -> int:
         return self.trimmed(n)

@@ -25,7 +25,9 @@ The vote. A value sent by ``r' = (r + 1) / 2`` of a file's copies (agreeing with
 the file's vote. With fewer than ``r'`` liars among a file's holders the vote is the file's
 true partial gradient; with at most ``a = (r - 1) / 2`` liars anywhere that holds for every
 file, so ``decode_result`` returns the exact gradient (the sum of the votes) and names the
-outvoted messages: the code declares ``corrects_adversaries`` with ``a = (r - 1) / 2``.
+outvoted messages: the code declares ``corrects_adversaries`` with ``a = (r - 1) / 2``. A
+copy holding a NaN or an infinity agrees with none, so it is outvoted and named; more than
+``a`` workers sending such copies are refused at once.
 Beyond ``a`` liars it detects a file with no majority value and more than ``a`` workers
 outvoted in all (``NotDecodableError``, ``needed=None``); it cannot detect ``r'`` liars
 agreeing on one value in a file (they outvote its honest holders, who are named instead).
@@ -60,7 +62,7 @@ from gradcode.codes.base import (
 )
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.draco_repetition import same_value
-from gradcode.codes.liars import EveryLiarPatterns
+from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
 
 
 def is_prime(value: int) -> bool:
@@ -211,6 +213,10 @@ class ByzShield(EveryLiarPatterns, LinearCode):
                 needed=len(missing),
                 candidates=missing,
             )
+        broken = nonfinite(messages)  # agree with no copy (``same_value``): outvoted below
+        senders = {self.worker_of(key) for key in broken}
+        if len(senders) > self.a:
+            raise beyond_a_nonfinite(self.name, self.a, broken, liars=len(senders))
         total = np.zeros(self.message_length(length))
         used: list[MessageKey] = []
         outvoted: list[MessageKey] = []

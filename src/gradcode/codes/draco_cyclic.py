@@ -38,6 +38,10 @@ Decoding from responders ``R`` (``|R| >= n - s = 2h + 1 + 2a``, ``is_decodable``
 4. The gradient: ``n`` times the constant term of the least-squares trigonometric fit through
    ``R \\ J`` (cached coefficients per responder set, one linear combination of the messages).
 
+A message holding a NaN or an infinity is a liar located before step 1 (NaN would pass the
+syndrome test of step 1 silently): it is left out as an erasure and counts among the ``a``
+(``gradcode.codes.liars.nonfinite``); more than ``a`` of them are refused at once.
+
 More than ``a`` liars in general position (e.g. independent noise) leave no set of ``e <= a``
 that explains the syndromes:
 ``NotDecodableError`` (``needed=None``). What it cannot detect (the minimum distance ``2a +
@@ -74,7 +78,7 @@ from gradcode.codes.base import (
     require,
 )
 from gradcode.codes.completion import CompletionRule
-from gradcode.codes.liars import EveryLiarPatterns
+from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
 
 
 def trig_basis(angles: np.ndarray, degree: int) -> np.ndarray:
@@ -200,9 +204,16 @@ class DracoCyclic(EveryLiarPatterns, LinearCode):
         keys = self._known(messages)
         if len(keys) < self._threshold:
             raise self._too_few(keys)
+        broken = nonfinite({key: messages[key] for key in keys})
+        if len(broken) > self.a:
+            raise beyond_a_nonfinite(self.name, self.a, broken)
+        # a non-finite message is a located liar: an erasure that spends one of the a errors
+        # (n - s - e responders still exceed 2h + 1 + 2 (a - e))
+        keys = tuple(key for key in keys if key not in broken)
         width = self.message_length(length)
         vectors = message_vectors(self.name, messages, keys, width)
-        liars = self._locate(keys, vectors) if self.a else ()
+        located = self._locate(keys, vectors, self.a - len(broken)) if self.a else ()
+        liars = tuple(sorted((*broken, *located)))
         clean = tuple(key for key in keys if key not in set(liars))
         used, coefficients, condition = self._coefficients(clean)
         index = {key: row for row, key in enumerate(keys)}
@@ -211,18 +222,23 @@ class DracoCyclic(EveryLiarPatterns, LinearCode):
         )
         return DecodeResult(out[:length], used, condition, adversaries=liars)
 
-    def _locate(self, keys: tuple[int, ...], vectors: list[np.ndarray]) -> tuple[int, ...]:
-        """Steps 1-3 of the module docstring: the liars among ``keys`` (``()``: none)."""
+    def _locate(
+        self, keys: tuple[int, ...], vectors: list[np.ndarray], errors: int
+    ) -> tuple[int, ...]:
+        """Steps 1-3 of the module docstring: the (at most ``errors``) liars among ``keys``
+        (``()``: none), all finite."""
         basis = self._basis[list(keys)]
         checks = _orthonormal_complement(basis).T  # (M - 2h - 1, M)
         stacked = np.stack(vectors)  # (M, width)
         syndromes = checks @ stacked
         total = float(np.linalg.norm(stacked))
-        if not float(np.linalg.norm(syndromes)) > self.detection_tol * max(total, 1e-300):
+        size = float(np.linalg.norm(syndromes))
+        # finite but huge messages can overflow the norms: an infinite size is corruption
+        if math.isfinite(size) and size <= self.detection_tol * max(total, 1e-300):
             return ()
         projected = stacked @ syndromes.T  # (M, M - 2h - 1)
         rows = range(len(keys))
-        for count in range(1, self.a + 1):
+        for count in range(1, errors + 1):
             best, best_residual = None, math.inf
             for liars in itertools.combinations(rows, count):
                 keep = [row for row in rows if row not in set(liars)]
@@ -234,8 +250,8 @@ class DracoCyclic(EveryLiarPatterns, LinearCode):
             if best is not None and best_residual <= self.detection_tol:
                 return tuple(keys[row] for row in best)
         raise NotDecodableError(
-            f"{self.name}: more than a = {self.a} of the {len(keys)} responses are corrupted "
-            "(detected, not correctable)",
+            f"{self.name}: more than a = {self.a} of the {len(keys) + self.a - errors} "
+            "responses are corrupted (detected, not correctable)",
             needed=None,
         )
 

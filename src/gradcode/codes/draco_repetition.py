@@ -9,12 +9,15 @@ of its block (``m = 1``), so the ``r`` honest messages of a group are the same v
 Decoding is a vote per group: a value sent by at least ``a + 1`` responders of the group is
 the group's sum (with at most ``a`` liars overall, no wrong value can gather ``a + 1``
 senders), and the gradient is the sum of the groups' values. Responders that disagree with
-their group's vote are named in ``DecodeResult.adversaries``. ``is_decodable`` asks for
-``2a + 1`` responders in every group: then ``a + 1`` of them are honest wherever the liars
-are, so any ``s`` stragglers leave the code decodable (the paper's ``s = 0``: groups of
-``2a + 1``). Two messages agree when they differ by at most ``agreement_tol`` of the larger
-norm: honest copies are the same computation on the same data, equal to round-off when the
-ranks' BLAS kernels differ; a liar within that distance changes the sum by as little.
+their group's vote are named in ``DecodeResult.adversaries``; a message holding a NaN or an
+infinity agrees with no value (``same_value``), so it is outvoted and named as a liar, and
+more than ``a`` of them are refused at once (``gradcode.codes.liars.nonfinite``).
+``is_decodable`` asks for ``2a + 1`` responders in every group: then ``a + 1`` of them are
+honest wherever the liars are, so any ``s`` stragglers leave the code decodable (the
+paper's ``s = 0``: groups of ``2a + 1``). Two messages agree when they differ by at most
+``agreement_tol`` of the larger norm: honest copies are the same computation on the same
+data, equal to round-off when the ranks' BLAS kernels differ; a liar within that distance
+changes the sum by as little.
 
 What it detects beyond ``a`` liars (``NotDecodableError``, ``needed=None``: more responders
 may settle it, none may): a group with no value sent by ``a + 1`` of its responders; a group
@@ -33,6 +36,7 @@ lies, catches it when an honest worker is named (``gradcode.train.faults.caught`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar
 
@@ -49,13 +53,18 @@ from gradcode.codes.base import (
     require,
 )
 from gradcode.codes.completion import CompletionRule
-from gradcode.codes.liars import EveryLiarPatterns
+from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
 
 
 def same_value(x: np.ndarray, y: np.ndarray, tol: float) -> bool:
     """Whether two copies are one value: ``||x - y|| <= tol * max(||x||, ||y||)`` (honest
-    copies differ by round-off where the ranks' kernels differ)."""
-    scale = max(float(np.linalg.norm(x)), float(np.linalg.norm(y)))
+    copies differ by round-off where the ranks' kernels differ). A copy that is not finite
+    agrees with nothing, itself included: an infinity would otherwise agree with every value
+    (``inf <= tol * inf``), and a NaN is no gradient."""
+    norms = (float(np.linalg.norm(x)), float(np.linalg.norm(y)))
+    if not (math.isfinite(norms[0]) and math.isfinite(norms[1])):
+        return False
+    scale = max(norms)
     return float(np.linalg.norm(x - y)) <= tol * scale
 
 
@@ -147,6 +156,9 @@ class DracoRepetition(EveryLiarPatterns, LinearCode):
                     w for g in short for w in self.group_workers(g) if w not in set(short[g])
                 ],
             )
+        broken = nonfinite(messages)  # no vote counts them (``same_value``): outvoted below
+        if len(broken) > self.a:
+            raise beyond_a_nonfinite(self.name, self.a, broken)
         width = self.message_length(length)
         total = np.zeros(width)
         used: list[int] = []

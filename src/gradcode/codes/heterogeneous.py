@@ -52,6 +52,11 @@ decoder, deterministic given its inputs, costs about ``2a + 3 + m`` passes over 
    noise measured from ``S``'s own residual) are reported (``decode_result(...).adversaries``);
    the honest ones set aside with them are not.
 
+Non-finite messages. A message holding a NaN or an infinity would pass step 1 silently (``not
+nan > tol``); it is a liar located before step 1, left out as an erasure and counted among
+the ``a`` (``gradcode.codes.liars.nonfinite``); more than ``a`` of them (any, for ``a = 0``)
+are refused at once.
+
 Guarantees. With ``M >= D + 1 + 2a`` responders (``is_decodable``: ``n - s`` for the default
 ``m``) of which at most ``a`` are corrupted, ``decode`` is exact and names exactly the
 corrupted responders whose corruption is above round-off (``detection_tol`` of the messages'
@@ -123,6 +128,7 @@ from gradcode.codes.base import (
     split_chunks,
 )
 from gradcode.codes.completion import CompletionRule
+from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
 from gradcode.lru import LRUCache
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
@@ -634,11 +640,18 @@ class HeterogeneousCode(InterpolationThreshold, UniversalPolynomialCode):
         keys = tuple(sorted(self._known(messages), key=repr))
         if len(keys) < self._threshold:
             raise self._too_few(keys)
+        broken = nonfinite({key: messages[key] for key in keys})
+        if len(broken) > self.a:
+            raise beyond_a_nonfinite(self.name, self.a, broken)
         if self.a == 0:
             return super().decode_result(messages, length)
+        # a non-finite message is a located liar: an erasure that spends one of the a errors
+        # (M - e responders still reach D + 1 + 2 (a - e))
+        keys = tuple(key for key in keys if key not in broken)
         width = self.message_length(length)
         vectors = message_vectors(self.name, messages, keys, width)
-        clean, bad = self._correct(keys, vectors)
+        clean, bad = self._correct(keys, vectors, self.a - len(broken))
+        bad = tuple(sorted((*broken, *bad), key=repr))
         used, coefficients, condition = self._coefficients(clean)
         index = {key: row for row, key in enumerate(keys)}
         chosen = [vectors[index[key]] for key in used]
@@ -652,16 +665,17 @@ class HeterogeneousCode(InterpolationThreshold, UniversalPolynomialCode):
         )
 
     def _correct(
-        self, keys: tuple[MessageKey, ...], vectors: list[np.ndarray]
+        self, keys: tuple[MessageKey, ...], vectors: list[np.ndarray], errors: int
     ) -> tuple[tuple[MessageKey, ...], tuple[MessageKey, ...]]:
-        """Split ``keys`` into ``(clean responders to decode from, corrupted responders)``."""
+        """Split ``keys`` into ``(clean responders to decode from, corrupted responders)``,
+        with at most ``errors`` corrupted."""
         return correct_errors(
             self.name,
             keys,
             vectors,
             self._alpha[list(keys)],
             self.degree,
-            self.a,
+            errors,
             self.detection_tol,
             self._parity_checks(keys),
         )
@@ -698,7 +712,8 @@ def correct_errors(
     syndromes = combine_chunks(np.empty((projector.shape[0], vectors[0].size)), projector, vectors)
     total = math.sqrt(sum(float(v @ v) for v in vectors))
     size = float(np.linalg.norm(syndromes)) / math.sqrt(projector.shape[0])
-    if not size > tol * total:
+    # finite but huge messages can overflow the norms: an infinite size is corruption
+    if math.isfinite(size) and size <= tol * total:
         return keys, ()
     projected = np.array([syndromes @ vector for vector in vectors])  # (M, T)
     located = _locate_errors(nodes, projected, degree, a, tol)

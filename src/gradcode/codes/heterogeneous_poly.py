@@ -113,6 +113,7 @@ from gradcode.codes.heterogeneous import (
     universal_coefficients,
     validate_placement,
 )
+from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
 
@@ -347,6 +348,11 @@ class HeterogeneousPolyCode(InterpolationThreshold, GradientCode):
         keys = tuple(sorted(self._known(messages)))
         if len(keys) < self._threshold:
             raise self._too_few(keys)
+        broken = nonfinite({key: messages[key] for key in keys})
+        if len(broken) > self.a:
+            raise beyond_a_nonfinite(self.name, self.a, broken)
+        # a non-finite message is a located liar: an erasure that spends one of the a errors
+        keys = tuple(key for key in keys if key not in broken)
         vectors = message_vectors(self.name, messages, keys, self.message_length(length))
         clean, bad = keys, ()
         if self.a > 0:
@@ -354,9 +360,11 @@ class HeterogeneousPolyCode(InterpolationThreshold, GradientCode):
                 keys, lambda: parity_checks(self._alpha[list(keys)], self.degree)
             )
             nodes = self._alpha[list(keys)]
+            errors = self.a - len(broken)
             clean, bad = correct_errors(
-                self.name, keys, vectors, nodes, self.degree, self.a, self.detection_tol, checks
+                self.name, keys, vectors, nodes, self.degree, errors, self.detection_tol, checks
             )
+            bad = tuple(sorted((*broken, *bad)))
         weights = self._barycentric(clean)
         index = {key: row for row, key in enumerate(keys)}
         out = np.empty(length)

@@ -1,21 +1,73 @@
-"""Verification patterns of codes that correct adversaries: every placement of the liars.
+"""Liars for codes that correct adversaries: every placement of them (verification patterns),
+and the messages no honest worker sends (non-finite ones).
 
 ``GradientCode.patterns`` draws one random placement of ``a`` liars per straggler pattern; a
 code that claims to correct *any* ``a`` liars is verified here on all of them: every choice of
 ``s`` stragglers, and for each every set of ``0 .. a`` liars among the responders
 (``every_liar_pattern``), or ``limit`` random ones. DRACO's codes and ByzShield take them by
 deriving from ``EveryLiarPatterns``.
+
+A message holding a NaN or an infinity is a liar's: an honest worker computes finite partial
+gradients from finite data and a finite model, and the decoders' tests (a syndrome's norm
+against a tolerance, a vote within a distance) are comparisons that NaN passes silently
+(``not nan > tol`` is true). ``nonfinite`` finds them before any such test; each code that
+corrects adversaries counts them among its ``a`` liars (``beyond_a_nonfinite`` past it).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from gradcode.codes.base import GradientCode, Pattern
+from gradcode.codes.base import GradientCode, MessageKey, NotDecodableError, Pattern
+
+
+def nonfinite_reason(vector: np.ndarray) -> str | None:
+    """What is not finite in ``vector`` ("NaN", "+inf", "-inf", joined), ``None``: nothing."""
+    values = np.asarray(vector, dtype=np.float64)
+    if bool(np.isfinite(values).all()):
+        return None
+    found = [
+        word
+        for word, present in (
+            ("NaN", np.isnan(values).any()),
+            ("+inf", np.isposinf(values).any()),
+            ("-inf", np.isneginf(values).any()),
+        )
+        if present
+    ]
+    return ", ".join(found)
+
+
+def nonfinite(messages: Mapping[MessageKey, np.ndarray]) -> dict[MessageKey, str]:
+    """The messages holding a NaN or an infinity, each with ``nonfinite_reason``'s words."""
+    found = {}
+    for key, vector in messages.items():
+        reason = nonfinite_reason(vector)
+        if reason is not None:
+            found[key] = reason
+    return found
+
+
+def describe_nonfinite(found: Mapping[MessageKey, str]) -> str:
+    """``found`` in one phrase: "messages 1 (NaN), 4 (+inf)"."""
+    return "messages " + ", ".join(f"{key!r} ({why})" for key, why in found.items())
+
+
+def beyond_a_nonfinite(
+    scheme: str, a: int, found: Mapping[MessageKey, str], liars: int | None = None
+) -> NotDecodableError:
+    """The refusal when the non-finite messages ``found`` come from more than ``a`` liars
+    (``liars``: how many workers sent them, default one per message)."""
+    count = len(found) if liars is None else liars
+    return NotDecodableError(
+        f"{scheme}: {describe_nonfinite(found)} are not finite: {count} liar"
+        f"{'s' * (count != 1)}, more than a = {a} (detected, not correctable)",
+        needed=None,
+    )
 
 
 def every_liar_pattern(

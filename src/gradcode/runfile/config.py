@@ -62,6 +62,10 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       name: str                     # a gradcode.aggregators aggregator (built-in or plug-in)
       params: {key: value}          # [{}] its parameters (trimmed-mean: beta; multi-krum: f, m;
                                     # geometric-median: tol, max_iter; bulyan: f)
+      below_tolerance: stop | continue  # [stop] an iteration whose values are fewer than its
+                                    # f/beta needs for the liars among them (workers dead,
+                                    # dropped, DETOX groups lost) stops the run (exit 4), or
+                                    # is aggregated anyway and logged (``below_tolerance``)
     bandwidth:                      # [none] receiver-side single-port emulation
       bytes_per_second: number > 0  # either this
       vector_seconds: number > 0    # or the seconds one full-length vector takes
@@ -387,6 +391,9 @@ class AggregatorConfig:
 
     name: str
     params: dict[str, Any] = field(default_factory=dict)
+    #: an iteration below the aggregator's tolerance stops the run or goes on, logged
+    #: (``BELOW_TOLERANCE_POLICIES``, ``gradcode.train.tolerance``)
+    below_tolerance: str = "stop"
 
     def build(self) -> Aggregator:
         """The aggregator object (validated; a bad parameter is a one-line error)."""
@@ -552,7 +559,11 @@ class RunConfig:
         """sha256 of everything that determines the trajectory (not iterations or outputs),
         so a checkpoint is only resumed by the configuration that wrote it."""
         relevant = {
-            key: self.adversaries.fingerprint_fields() if key == "adversaries" else value
+            key: self.adversaries.fingerprint_fields()
+            if key == "adversaries"
+            else _aggregator_fingerprint(value)
+            if key == "aggregator"
+            else value
             for key, value in self.as_dict().items()
             # a run without an aggregator keeps the fingerprint it had before they existed
             if not (key == "aggregator" and value is None)
@@ -795,12 +806,29 @@ def _adversaries(top: _Section) -> AdversaryConfig:
     return config
 
 
+#: ``aggregator.below_tolerance``: stop the run, or aggregate anyway and log the iteration
+BELOW_TOLERANCE_POLICIES = ("stop", "continue")
+
+
+def _aggregator_fingerprint(value: Any) -> Any:
+    """The ``aggregator`` block as it enters the fingerprint: without ``below_tolerance``
+    (like ``adversaries.caught``, it decides whether a run goes on, not what an iteration
+    computes; blocks written before it existed keep their fingerprint)."""
+    if not isinstance(value, dict):
+        return value
+    return {key: item for key, item in value.items() if key != "below_tolerance"}
+
+
 def _aggregator(top: _Section) -> AggregatorConfig | None:
     if not top.has("aggregator"):
         return None
-    section = top.section("aggregator", ("name", "params"))
+    section = top.section("aggregator", ("name", "params", "below_tolerance"))
     name = section.string("name")
-    config = AggregatorConfig(name=name, params=section.mapping("params"))
+    config = AggregatorConfig(
+        name=name,
+        params=section.mapping("params"),
+        below_tolerance=section.string("below_tolerance", "stop", choices=BELOW_TOLERANCE_POLICIES),
+    )
     try:  # the aggregator's name and parameters, checked here where the key is known
         config.build()
     except UserError as error:

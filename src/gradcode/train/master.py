@@ -30,7 +30,11 @@ over all ``total`` groups, and ``Session.step`` divides that sum by the training
 does a decoded one. The aggregation's time is logged as ``aggregate_time`` and included in
 ``decode_time``; ``aggregate_selected`` (the workers whose values an aggregator that selects,
 Krum or Bulyan, kept) and ``aggregate`` (its facts, e.g. Weiszfeld's ``iterations`` and
-``converged``) when it reports them.
+``converged``) when it reports them, ``aggregate_refused`` (values it refused as non-finite:
+the workers behind each and why). Every aggregation checks the aggregator's tolerance against
+the values it got (``gradcode.train.tolerance``; ``below_tolerance`` in the record under
+``aggregator.below_tolerance: continue``), and an aggregator run goes on past lost workers
+with the live workers' values where the code's own rule would need the lost ones.
 
 Per-iteration record (``log.jsonl``; ``Session`` adds ``iteration``, ``time``, ``wall`` and
 the metrics):
@@ -93,6 +97,7 @@ from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import stop_all
+from gradcode.train.tolerance import run_tolerance
 from gradcode.train.transport import RELAY_FIELDS, Result, ResultPort, SendSet, nap
 
 #: seconds between the master's questions to MPI about failed ranks while it waits
@@ -156,6 +161,8 @@ class Master:
         aggregator = ctx.plan.config.aggregator
         #: the robust aggregator that replaces decoding (``None``: the code decodes)
         self.aggregator = aggregator.build() if aggregator is not None else None
+        #: the aggregator's tolerance against the values each iteration actually got
+        self.tolerance = run_tolerance(ctx.plan.config, code, self.aggregator, self.attacks.lies)
         #: the checks of the liars a decoder names, and ``adversaries.caught``
         self.caught = (
             Caught(code.a, self.attacks, ctx.plan.config.adversaries.caught)
@@ -177,6 +184,7 @@ class Master:
         #: ``pull``: this iteration's notices not pulled, with where to ask for them
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
         self._began = 0.0  # when this iteration's model went out
+        self._now = 0  # the iteration under way
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -298,7 +306,7 @@ class Master:
             self._pull_all()
         if self.spares is not None:
             self._replace(t)
-        if not alive_decodable(self.code, self._lost(t)):
+        if not self._can_go_on(t):
             lost = [failures.failed[rank] for rank in sorted(failures.failed)]
             raise CannotContinue(lost, t, self._cannot_decode(t))
 
@@ -363,7 +371,7 @@ class Master:
         if self.caught is None or len(self.caught.dropped) == self._drops_checked:
             return
         self._drops_checked = len(self.caught.dropped)
-        if not alive_decodable(self.code, self._lost(t)):
+        if not self._can_go_on(t):
             failed = self.failures.failed if self.failures is not None else {}
             raise CannotContinue(
                 [failed[rank] for rank in sorted(failed)], t, self._cannot_decode(t)
@@ -457,6 +465,7 @@ class Master:
             self._polled = 0.0
             self._check_failures(t, ask=True)
         self._check_drops(t)
+        self._now = t
         began = self._began = clock()
         self.port.start(t, began)
         if self.rows is not None:
@@ -582,7 +591,9 @@ class Master:
             if not decodable:
                 held[self._key(result)] = result if self.rows is None else self.rows.hold(result)
                 decodable = self._decodable_now(held)
-        return decodable
+        # an aggregator run can learn of a lost worker after the others' values came: no new
+        # result then, but what it holds is every live worker's (a refusal of it ends the run)
+        return decodable or self._every_live_value(held)
 
     def _notice(self, result: Result) -> None:
         """``pull``: a worker announced a ready message; ask for it if the code still needs
@@ -632,7 +643,30 @@ class Master:
             return False
         if self.tree is not None:
             return self.tree.children_decodable(MASTER, list(held))
-        return self.code.is_decodable(list(held))
+        return self.code.is_decodable(list(held)) or self._every_live_value(held)
+
+    # -- an aggregator past lost workers (``gradcode.train.tolerance``) ----------------------
+    def _can_go_on(self, t: int) -> bool:
+        """Whether iteration ``t`` can end without the workers lost: the code decodes without
+        them, or an aggregator takes what the others send (its tolerance checked then)."""
+        lost = self._lost(t)
+        if alive_decodable(self.code, lost):
+            return True
+        return self.tolerance is not None and len(lost) < self.code.n
+
+    def _every_live_value(self, held: dict[Any, Result]) -> bool:
+        """An aggregator run with workers lost: every live worker's messages are in hand."""
+        if self.tolerance is None:
+            return False
+        lost = set(self._lost(self._now))
+        if not lost:
+            return False
+        return all(
+            key in held
+            for worker in range(self.code.n)
+            if worker not in lost
+            for key in self.code.message_keys(worker)
+        )
 
     def _decode(self, held: dict[Any, Result], t: int) -> tuple[np.ndarray, dict[str, Any]]:
         messages = {key: result.data for key, result in held.items()}
@@ -645,7 +679,7 @@ class Master:
             messages = self._forge(messages, t)
             extras["attack_time"] = clock() - began
         if self.aggregator is not None:
-            return self._aggregate(messages, extras), extras
+            return self._aggregate(messages, extras, t), extras
         result = self.code.decode_result(messages, features)
         if self.reports:
             extras["adversaries"] = sorted(
@@ -657,13 +691,19 @@ class Master:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
 
-    def _aggregate(self, messages: dict[Any, np.ndarray], extras: dict[str, Any]) -> np.ndarray:
+    def _aggregate(
+        self, messages: dict[Any, np.ndarray], extras: dict[str, Any], t: int
+    ) -> np.ndarray:
         """The aggregator's estimate of the honest values' mean, scaled to the gradient sum
         (module docstring); what it reports goes to ``extras``."""
-        assert self.aggregator is not None
+        assert self.aggregator is not None and self.tolerance is not None
         code = self.code
         began = clock()
         inputs: AggregationInputs = code.aggregation_inputs(messages, self.ctx.features)
+        rows = [{int(code.worker_of(k)) for k in keys} for keys in inputs.keys]
+        below = self.tolerance.check(t, rows)
+        if below is not None:  # ``aggregator.below_tolerance: continue``
+            extras["below_tolerance"] = below
         try:
             result = self.aggregator.aggregate(inputs.values)
         except AggregatorError as error:  # fewer values than it takes (votes that failed)
@@ -675,6 +715,11 @@ class Master:
             extras["aggregate_selected"] = sorted({int(code.worker_of(k)) for k in keys})
         if result.info:
             extras["aggregate"] = result.info
+        if result.refused:  # non-finite values, counted against its tolerance
+            extras["aggregate_refused"] = [
+                {"workers": sorted({int(code.worker_of(k)) for k in inputs.keys[i]}), "why": why}
+                for i, why in result.refused.items()
+            ]
         if self.reports:
             extras["adversaries"] = sorted({int(code.worker_of(k)) for k in inputs.adversaries})
         return gradient
