@@ -71,7 +71,8 @@ class Limit:
         }
 
     def command(self, spec: ClusterSpec) -> list[str]:
-        return namespaces.limit_command(spec.node(self.node), self.direction, self.rate)
+        node = spec.node(self.node)
+        return namespaces.limit_command(node, self.direction, self.rate, spec.dilation)
 
 
 @dataclass(frozen=True)
