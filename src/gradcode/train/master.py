@@ -87,8 +87,10 @@ from gradcode.train.distribution import (
 from gradcode.train.faults.caught import Caught, DecodingFailed
 from gradcode.train.faults.failures import CannotContinue
 from gradcode.train.faults.spares import Replacements
+from gradcode.train.intake import Intake, Refusal, Sender
 from gradcode.train.protocol import clock
 from gradcode.train.pulling import Pulling, collector_puller
+from gradcode.train.refusals import Refused
 from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
@@ -123,11 +125,17 @@ class Master:
         # a spare's results come on its own channel (flat: ``down_comm`` ranks are world's)
         sources = list(range(1, len(links.children) + 1 + spares))
         self.failures = ctx.failures if ctx.tolerant else None
-        self.port = ResultPort(links.down_comm, sources, width, ctx.port(), self.failures)
-        self.sends = SendSet(self.failures)
         #: ``down_comm`` rank and world rank of every child (``children[j]``: ``j + 1`` and
         #: ``j + 1`` until a spare takes child ``j``'s place)
         self.child_ranks = [(j + 1, child + 1) for j, child in enumerate(links.children)]
+        self.keys = code.all_message_keys()
+        # every message is checked once, where it is read (``gradcode.train.intake``)
+        pull = collection_choice(ctx.plan).way == "pull"
+        intake = Intake(width, self._sender, notices=pull, ahead=0)
+        self.port = ResultPort(
+            links.down_comm, sources, width, ctx.port(), self.failures, intake=intake
+        )
+        self.sends = SendSet(self.failures)
         self.spares: Replacements | None = None
         if spares:
             assert self.failures is not None and share is not None
@@ -140,7 +148,6 @@ class Master:
         self._collecting = False  # between an iteration's model going out and its decoding
         self._covered_late: list[int] = []  # ``scatter``: chunks covered after a death
         self._model: np.ndarray | None = None  # the current iteration's (a new spare gets it)
-        self.keys = code.all_message_keys()
         self.rows = (
             MessageRows(len(self.keys), width)
             if self.tree is None and code.decodes_faster_from_rows
@@ -177,6 +184,16 @@ class Master:
         #: ``pull``: this iteration's notices not pulled, with where to ask for them
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
         self._began = 0.0  # when this iteration's model went out
+        self.refused = Refused(self._refused_keys, liars=bool(self.attacks.workers))
+        #: a refused message's place: a zero message the decoder corrects, an answered key
+        #: the aggregator does without, or (``None``) an erasure (``gradcode.train.refusals``)
+        self.erasure = (
+            "correct"
+            if self.reports and self.aggregator is None
+            else "aggregate"
+            if self.aggregator is not None
+            else None
+        )
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -202,6 +219,8 @@ class Master:
         replacements = {"replacements": self.spares.records()} if self.spares else {}
         if self.caught is not None and self.caught.policy == "drop":
             replacements["dropped"] = self.caught.records()
+        if self.refused.history:
+            replacements["refused"] = self.refused.history
         return (
             {
                 "stale_discarded_by_nodes": int(sum(r[0] for r in reports.values())),
@@ -240,6 +259,7 @@ class Master:
                     "bytes": int(fields["bytes"]),
                     "mean": fields["transfer_sum"] / count if self.one_clock else None,
                     "max": fields["transfer_max"] if self.one_clock else None,
+                    "refused": int(fields["refused"]),
                 }
             )
         return {"relay_transfers": relays}
@@ -439,6 +459,7 @@ class Master:
             | extras
             | self._failure_fields()
             | (self.caught.fields() if self.caught is not None else {})
+            | self.refused.fields()
         )
         for result in seen:
             self.port.release(result)
@@ -457,6 +478,7 @@ class Master:
             self._polled = 0.0
             self._check_failures(t, ask=True)
         self._check_drops(t)
+        self.refused.start(t)
         began = self._began = clock()
         self.port.start(t, began)
         if self.rows is not None:
@@ -523,7 +545,7 @@ class Master:
         refused the messages of every worker that can still answer."""
         for result in seen:
             key = self._key(result)
-            if key not in held:
+            if key not in held and key not in self.refused.erased:
                 held[key] = result if self.rows is None else self.rows.hold(result)
         if self.tree is not None:
             return
@@ -534,7 +556,7 @@ class Master:
             if worker not in lost
             for key in self.code.message_keys(worker)
         }
-        if expected <= set(held):
+        if expected <= set(held) | set(self.refused.erased):
             raise DecodingFailed(
                 t,
                 f"the decoder refused the messages of every live worker ({refusals[-1]})",
@@ -571,11 +593,15 @@ class Master:
         same batch after the one that made it decodable are seen (logged) but not used.
         """
         decodable = False
-        for result in self.port.poll(clock()):
+        results = self.port.poll(clock())
+        if self.refused.take(self.port.take_refused(), self._ignored_refusal):
+            self._erased(held)
+            decodable = self._decodable_now(held)
+        for result in results:
             if self.puller is not None and result.data.size == 0:
                 self._notice(result)
                 continue
-            if self._ignored(result):
+            if self._ignored(result) or self._key(result) in self.refused.erased:
                 self.port.release(result)
                 continue
             seen.append(result)
@@ -583,6 +609,66 @@ class Master:
                 held[self._key(result)] = result if self.rows is None else self.rows.hold(result)
                 decodable = self._decodable_now(held)
         return decodable
+
+    # -- refused messages (``gradcode.train.intake``, ``gradcode.train.refusals``) ----------
+    def _sender(self, source: int) -> Sender | None:
+        """Who may send on ``down_comm`` rank ``source``: a tree's child node, or the worker
+        that rank serves now (a spare in a dead worker's place serves it)."""
+        if self.tree is not None:
+            node = self.links.children[source - 1]
+            return Sender(node, frozenset([node]))
+        for worker, (rank, _) in enumerate(self.child_ranks):
+            if rank == source:
+                keys = self.code.message_keys(worker)
+                return Sender(worker, frozenset(self.keys.index(k) for k in keys))
+        return None
+
+    def _refused_keys(self, refusal: Refusal) -> list[Any]:
+        if refusal.worker is None:
+            return []
+        if self.tree is not None:
+            return [refusal.worker]
+        if refusal.key is not None:
+            return [self.keys[refusal.key]]
+        return list(self.code.message_keys(refusal.worker))
+
+    def _ignored_refusal(self, refusal: Refusal) -> bool:
+        return self.caught is not None and refusal.source in self.caught.ranks()
+
+    def _erased(self, held: dict[Any, Result]) -> None:
+        """Messages of this iteration were refused: none of them is used (a result taken
+        before its refusal leaves ``held``), and ``DecodingFailed`` once the code cannot do
+        without them (``gradcode.train.refusals``)."""
+        for key in self.refused.erased:
+            held.pop(key, None)
+        t = self.refused.iteration
+        named = self.refused.workers()
+        if self.erasure == "correct":
+            if len(named) > self.code.a:
+                raise DecodingFailed(
+                    t,
+                    f"workers {named} sent messages refused ({self.refused.reason()}), more "
+                    f"liars than the code corrects (a = {self.code.a})",
+                )
+            return
+        if self.erasure == "aggregate":
+            return
+        lost = set(self._lost(t))
+        if self.tree is not None:
+            left = [c for c in self.links.children if c not in lost]
+            left = [c for c in left if c not in self.refused.erased]
+            decodable = bool(left) and self.tree.children_decodable(MASTER, left)
+        else:
+            live = [w for w in range(self.code.n) if w not in lost]
+            left = [k for w in live for k in self.code.message_keys(w)]
+            left = [k for k in left if k not in self.refused.erased]
+            decodable = bool(left) and self.code.is_decodable(left)
+        if not decodable:
+            raise DecodingFailed(
+                t,
+                f"{self.refused.reason()}: {self.code.name} {self.code.params()} cannot "
+                "decode without it",
+            )
 
     def _notice(self, result: Result) -> None:
         """``pull``: a worker announced a ready message; ask for it if the code still needs
@@ -628,11 +714,14 @@ class Master:
         return self.keys[result.key]
 
     def _decodable_now(self, held: dict[Any, Result]) -> bool:
-        if not held:
+        keys = list(held)
+        if self.erasure is not None:  # a refused key is answered: it will not come
+            keys += [key for key in self.refused.erased if key not in held]
+        if not keys:
             return False
         if self.tree is not None:
-            return self.tree.children_decodable(MASTER, list(held))
-        return self.code.is_decodable(list(held))
+            return self.tree.children_decodable(MASTER, keys)
+        return self.code.is_decodable(keys)
 
     def _decode(self, held: dict[Any, Result], t: int) -> tuple[np.ndarray, dict[str, Any]]:
         messages = {key: result.data for key, result in held.items()}
@@ -644,15 +733,23 @@ class Master:
             began = clock()
             messages = self._forge(messages, t)
             extras["attack_time"] = clock() - began
+        refused = self.refused.workers()
         if self.aggregator is not None:
-            return self._aggregate(messages, extras), extras
+            gradient = self._aggregate(messages, extras)
+            if self.reports:
+                extras["adversaries"] = sorted(set(extras["adversaries"]) | set(refused))
+            return gradient, extras
+        if self.erasure == "correct":
+            messages |= self.refused.placeholders(self.code.message_length(features))
         result = self.code.decode_result(messages, features)
         if self.reports:
-            extras["adversaries"] = sorted(
-                {int(self.code.worker_of(k)) for k in result.adversaries}
-            )
+            named = sorted({int(self.code.worker_of(k)) for k in result.adversaries})
+            extras["adversaries"] = sorted(set(named) | set(refused))
         if self.caught is not None:  # past the code's bound: no step along this result
-            self.caught.check(t, extras["adversaries"])
+            # a refused sender is proven a liar by its message: only the decoder's guesses
+            # are checked against the emulation's knowledge, all against ``a``
+            self.caught.check(t, [w for w in named if w not in refused])
+            self.caught.check(t, extras["adversaries"], proven=True)
         if self.estimates:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
