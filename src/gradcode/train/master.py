@@ -131,7 +131,7 @@ class Master:
         self.keys = code.all_message_keys()
         # every message is checked once, where it is read (``gradcode.train.intake``)
         pull = collection_choice(ctx.plan).way == "pull"
-        intake = Intake(width, self._sender, notices=pull, ahead=0)
+        intake = Intake(width, self._sender, notices=pull, ahead=0)  # no result comes early
         self.port = ResultPort(
             links.down_comm, sources, width, ctx.port(), self.failures, intake=intake
         )
@@ -185,15 +185,7 @@ class Master:
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
         self._began = 0.0  # when this iteration's model went out
         self.refused = Refused(self._refused_keys, liars=bool(self.attacks.workers))
-        #: a refused message's place: a zero message the decoder corrects, an answered key
-        #: the aggregator does without, or (``None``) an erasure (``gradcode.train.refusals``)
-        self.erasure = (
-            "correct"
-            if self.reports and self.aggregator is None
-            else "aggregate"
-            if self.aggregator is not None
-            else None
-        )
+        self.erasure = self._erasure()
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -622,6 +614,14 @@ class Master:
                 keys = self.code.message_keys(worker)
                 return Sender(worker, frozenset(self.keys.index(k) for k in keys))
         return None
+
+    def _erasure(self) -> str | None:
+        """A refused message's place: a zero message the decoder corrects (``correct``), a
+        key answered that the aggregator does without (``aggregate``), or an erasure
+        (``None``; ``gradcode.train.refusals``)."""
+        if self.aggregator is not None:
+            return "aggregate"
+        return "correct" if self.reports else None
 
     def _refused_keys(self, refusal: Refusal) -> list[Any]:
         if refusal.worker is None:
