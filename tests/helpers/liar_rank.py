@@ -40,6 +40,9 @@ def malformed(kind: str, buffer: np.ndarray, tag: int) -> tuple[np.ndarray, int]
     if kind == "iteration":
         forged[FIELD["iteration"]] = t + 3
         return forged, result_tag(t + 3)
+    if kind == "nan":
+        forged[-1] = np.nan
+        return forged, tag
     if kind == "nan-header":
         forged[FIELD["compute"]] = np.nan
         return forged, tag

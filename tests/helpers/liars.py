@@ -83,6 +83,7 @@ MALFORMATIONS = {
     "tag": "a header of iteration t under the tag of iteration t + 1",
     "iteration": "a header of iteration t + 3 under its own tag",
     "nan-header": "NaN in the header's timing",
+    "nan": "NaN as the message's last value",
 }
 
 RANK_PROGRAM = Path(__file__).with_name("liar_rank.py")

@@ -188,3 +188,23 @@ def test_a_failed_workers_malformed_message_stops_a_code_that_needs_it(tmp_path,
     assert "cannot decode without it" in stopped["reason"]
     assert "refused as a failed worker" in lying.result.stderr
     assert lying.summary()["refused"][0]["as"] == "failed"
+
+
+def test_a_tree_parent_refuses_its_childs_bad_messages(tmp_path, linear_data):
+    # CodedReduce (n = 2, L = 2, s = 1): node 2 (rank 3) is a leaf under node 0, which decodes
+    # from either child: it goes on without the refused one, and the tree stays exact
+    scheme = {"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1}}
+    model = {"kind": "linear"}
+    optimizer = {"kind": "gd", "step": 0.002}
+    overrides = dict(scheme=scheme, model=model, optimizer=optimizer, iterations=3)
+    honest = run_config(
+        tmp_path, base_run(linear_data, **overrides), 7, name="honest", timeout=TIMEOUT
+    ).check()
+    kinds = ["nan", "short", "header-worker"]
+    lying = liar_job(tmp_path, linear_data, "lying", 7, 3, kinds, **overrides).check()
+    relays = {relay["node"]: relay for relay in lying.summary()["relay_transfers"]}
+    assert relays[0]["refused"] == 3 and relays[1]["refused"] == 0
+    assert "node 0 refused a message of its child 2 (iteration 0): non-finite" in (
+        lying.result.stderr
+    )
+    np.testing.assert_allclose(lying.model(), honest.model(), rtol=1e-9)
