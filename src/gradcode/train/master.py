@@ -442,6 +442,7 @@ class Master:
                 "used": list(held),
                 "bytes_received": sum(r.nbytes for r in seen),
                 "stale": self.port.stale - stale_before,
+                "intake_time": self.port.intake_time,
                 "decode_failures": failures,
                 "messages": [self._describe(r, began) for r in seen],
                 "injected": self._injected(t),

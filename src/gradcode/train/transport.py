@@ -97,6 +97,8 @@ class ResultPort:
         self.intake = intake
         #: refusals not yet taken by the owner (``take_refused``)
         self.refused: list[Refusal] = []
+        #: seconds spent in ``intake.check`` since the current iteration began
+        self.intake_time = 0.0
         self.failures = failures if failures is not None and failures.enabled else None
         #: indices of sources that died (their receive completed in error): never re-posted
         self.lost: set[int] = set()
@@ -138,6 +140,7 @@ class ResultPort:
         """Begin ``iteration``: results still queued for an older one are dropped, and those
         that came for it early (``_early``) are received now."""
         self.iteration = iteration
+        self.intake_time = 0.0
         while self._queue:
             self.release(self._queue.popleft())
             self.stale += 1
@@ -242,9 +245,11 @@ class ResultPort:
         if self.intake is not None:
             truncated = MPI.Get_error_class(status.Get_error()) == MPI.ERR_TRUNCATE
             status.Set_error(MPI.SUCCESS)  # statuses are reused: a success may not reset it
+            checked = clock()
             refusal = self.intake.check(
                 self.sources[index], tag, nbytes, buffer, self.iteration, truncated=truncated
             )
+            self.intake_time += clock() - checked
             if refusal is not None:
                 self.refused.append(refusal)
                 self._requests[index] = self._post(index)  # the buffer is reused as it is
