@@ -49,12 +49,22 @@ the metrics):
 - ``injected``: the delays the straggler model drew for every worker (``start``,
   ``compute`` per partition, ``comm`` per full-length vector) and ``persistent`` workers;
 - ``bytes_received``, ``stale`` (late results discarded during the iteration);
+- ``intake_time``: seconds the port's ``Intake`` spent checking this iteration's results, and
+  ``refused`` (only when some were): the results it refused, each with its sender, kind and
+  reason (``gradcode.train.intake``, ``gradcode.train.refusals``; ``summary.json``'s
+  ``refused`` lists every one of the run);
 - with ``runtime.collection`` pull (``gradcode.runfile.collection``): ``notices``, per notice
   of a ready message taken off the wire, its ``key``, ``worker``, ``arrival``, the sender's
   ``started``, ``compute`` and ``injected_compute``, and whether the master ``pulled`` it
   (``messages`` then holds the pulled results only);
 - with ``faults.tolerate``: ``failed`` (every worker known dead so far) and ``failures`` (those
   detected during this iteration: ``gradcode.train.faults.failures.Failure``).
+
+Refused messages (``gradcode.train.intake``): every result is checked once where the port
+reads it; a refused one is never used, and its key is corrected (a zero message in its place
+that the decoder corrects, within ``a``), kept out of the aggregation, or erased, by the
+code's rules; ``DecodingFailed`` when the code cannot do without it
+(``gradcode.train.refusals``).
 
 Failures (``faults.tolerate``): a dead worker's receive completes in error and the port stops
 listening to it; the master also asks MPI which ranks failed at every iteration's start and
