@@ -5,7 +5,8 @@ Two ways, both test-only (nothing here is in the package):
 - ``nonfinite_attacks(root)``: a plug-in distribution (``liarplug``) with the attack
   ``non-finite`` (``value``: ``nan``, ``inf`` or ``-inf``): not omniscient, so the worker itself
   forges its message (``gradcode.train.worker``) and the NaN or infinity crosses the network;
-  put the folder returned on the job's ``PYTHONPATH`` (``liar_environment``);
+  put the folder returned on the job's ``PYTHONPATH`` (``liar_environment``); and
+  ``non-finite-omniscient``, the same forged at the master (``gradcode.train.master``);
 - ``RANK_PROGRAM``: the rank program (``python liar_rank.py --rank R --send KIND RUN.yaml ...``)
   that runs ``gradcode.train`` unchanged on every rank but ``R``, and on ``R`` replaces each
   result the worker's outbox sends with the raw bytes ``KIND`` names (``MALFORMATIONS``):
@@ -45,11 +46,20 @@ class NonFinite(Attack):
         forged = np.full_like(own, float(self.value))
         forged[0] = 1.0
         return forged
+
+
+class NonFiniteOmniscient(NonFinite):
+    """The same, emulated at the master (an omniscient attack's path)."""
+
+    name = "non-finite-omniscient"
+    omniscient = True
+    min_honest = 1
 '''
 
 ENTRY_POINTS = """\
 [gradcode.attacks]
 non-finite = liarplug.attacks:NonFinite
+non-finite-omniscient = liarplug.attacks:NonFiniteOmniscient
 """
 
 

@@ -208,3 +208,20 @@ def test_a_tree_parent_refuses_its_childs_bad_messages(tmp_path, linear_data):
         lying.result.stderr
     )
     np.testing.assert_allclose(lying.model(), honest.model(), rtol=1e-9)
+
+
+def test_an_emulated_forgery_meets_the_same_check(tmp_path, logistic_data, site):
+    # an omniscient attack is forged at the master: its NaN never crosses the network, and is
+    # refused all the same, as the liar's bytes would have been
+    scheme = {"name": "draco-repetition", "params": {"n": 6, "a": 1}}
+    honest = run(tmp_path, logistic_data, "honest", 7, scheme=scheme).check()
+    adversaries = {"workers": [4], "attack": "non-finite-omniscient"}
+    lying = run(
+        tmp_path, logistic_data, "lying", 7, site, scheme=scheme, adversaries=adversaries
+    ).check()
+    for record in lying.log():
+        (refused,) = record["refused"]
+        assert (refused["worker"], refused["kind"]) == (4, "non-finite")
+        assert "emulated at the master" in refused["reason"]
+        assert record["adversaries"] == [4]
+    np.testing.assert_array_equal(lying.model(), honest.model())

@@ -97,7 +97,7 @@ from gradcode.train.distribution import (
 from gradcode.train.faults.caught import Caught, DecodingFailed
 from gradcode.train.faults.failures import CannotContinue
 from gradcode.train.faults.spares import Replacements
-from gradcode.train.intake import Intake, Refusal, Sender
+from gradcode.train.intake import NON_FINITE, Intake, Refusal, Sender, non_finite
 from gradcode.train.protocol import clock
 from gradcode.train.pulling import Pulling, collector_puller
 from gradcode.train.refusals import Refused
@@ -742,7 +742,7 @@ class Master:
         extras: dict[str, Any] = {}
         if self.forger is not None and self.attacks.active(t):
             began = clock()
-            messages = self._forge(messages, t)
+            messages = self._check_forged(self._forge(messages, t), messages, held)
             extras["attack_time"] = clock() - began
         refused = self.refused.workers()
         if self.aggregator is not None:
@@ -786,6 +786,28 @@ class Master:
         if self.reports:
             extras["adversaries"] = sorted({int(code.worker_of(k)) for k in inputs.adversaries})
         return gradient
+
+    def _check_forged(
+        self, forged: dict[Any, np.ndarray], honest: dict[Any, np.ndarray], held: dict[Any, Result]
+    ) -> dict[Any, np.ndarray]:
+        """An emulated forgery meets the finiteness check its bytes would have met on the
+        wire: a non-finite one is refused like a received one (``_erased``; a code that must
+        now wait for more results refuses to decode, and the wait goes on)."""
+        t = self.refused.iteration
+        refusals = []
+        for key, value in forged.items():
+            reason = non_finite(value) if value is not honest[key] else None
+            if reason is not None:
+                worker = int(self.code.worker_of(key))
+                rank = self.child_ranks[worker][0]
+                reason += " (an omniscient forgery, emulated at the master)"
+                refusals.append(Refusal(rank, worker, t, NON_FINITE, reason, self.keys.index(key)))
+        if not refusals or not self.refused.take(refusals, lambda refusal: False):
+            return forged
+        self._erased(held)
+        if self.erasure is None and not self._decodable_now(held):
+            raise NotDecodableError(self.refused.reason(), needed=None)
+        return {key: value for key, value in forged.items() if key not in self.refused.erased}
 
     def _forge(self, messages: dict[Any, np.ndarray], t: int) -> dict[Any, np.ndarray]:
         """The omniscient attack's messages in place of the liars' honest ones (module
