@@ -1,6 +1,7 @@
 """A rank program for tests (``tests.helpers.liars``): ``gradcode.train`` on every rank, and on
 rank ``--rank`` every result the worker's outbox sends replaced by the raw message ``--send``
-names (``tests.helpers.liars.MALFORMATIONS``), sent through MPI like the honest one; several
+names (``tests.helpers.liars.MALFORMATIONS``), sent through MPI like the honest one (a ring
+worker's report to rank 0 too); several
 kinds, comma-separated, take turns (iteration ``t`` sends kind ``t mod count``).
 
 ``python liar_rank.py --rank R --send KIND[,KIND...] RUN.yaml [gradcode.train's options]``
@@ -53,7 +54,7 @@ def lie(kind: str) -> None:
     """Make this rank's outboxes send ``kind`` in place of every result."""
     from mpi4py import MPI
 
-    from gradcode.train import transport
+    from gradcode.train import protocol, transport
     from gradcode.train.protocol import FIELD, clock
 
     honest_schedule = transport.Outbox.schedule
@@ -76,9 +77,21 @@ def lie(kind: str) -> None:
         if self._pending:
             self._pending = [(r, b) for r, b in self._pending if not r.Test()]
 
+    honest_send = transport.SendSet.send
+
+    def send(self, comm, buffer, dest, tag):
+        # a ring worker's report to rank 0 (``gradcode.train.ring``)
+        if tag == protocol.REPORT:
+            buffer, tag = malformed(kinds[int(buffer[0]) % len(kinds)], buffer, tag)
+            request = comm.Isend(buffer, dest=dest, tag=tag)
+            self._pending.append((request, buffer))
+            return
+        honest_send(self, comm, buffer, dest, tag)
+
     assert MPI.Is_initialized()
     transport.Outbox.schedule = schedule
     transport.Outbox.pump = pump
+    transport.SendSet.send = send
 
 
 def main() -> None:

@@ -227,3 +227,20 @@ def test_an_emulated_forgery_meets_the_same_check(tmp_path, logistic_data, site)
         assert record["adversaries"] == [4]
     honest = reference(tmp_path, logistic_data, scheme=scheme)
     np.testing.assert_allclose(lying.model(), honest, rtol=1e-9, atol=0)
+
+
+def test_a_ring_stops_on_a_refused_report(tmp_path, logistic_data):
+    # rank 0 steps along worker 0's reduced sum: a NaN in it stops the run, as every worker
+    # of a ring steps along the same sum
+    lying = liar_job(
+        tmp_path,
+        logistic_data,
+        "lying",
+        5,
+        1,
+        ["nan"],
+        scheme={"name": "ring-allreduce", "params": {"n": 4}},
+        iterations=3,
+    )
+    assert lying.result.returncode == EXIT_DECODING_FAILED, lying.result.stderr[-2000:]
+    assert "worker 0's report refused (non-finite payload: 1 NaN" in lying.result.stderr

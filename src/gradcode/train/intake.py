@@ -175,3 +175,31 @@ def non_finite(values: np.ndarray) -> str | None:
     plus = int(np.isposinf(values).sum())
     minus = int(np.isneginf(values).sum())
     return f"non-finite payload: {nan} NaN, {plus} +inf, {minus} -inf of {values.size} values"
+
+
+def report_refusal(
+    nbytes: int,
+    buffer: np.ndarray,
+    *,
+    truncated: bool,
+    iteration: int,
+    worker: int,
+    fields: dict[str, int],
+) -> str | None:
+    """Why a ring worker's report (``gradcode.train.ring``: ``fields`` by index, then worker
+    0's reduced sum; ``buffer`` the length expected) cannot be taken in ``iteration``, or
+    ``None``: the same checks as a result's, on the report's layout."""
+    limit = buffer.nbytes
+    if truncated:
+        return f"oversized: longer than {limit} bytes (MPI truncated it)"
+    if nbytes != limit:
+        return f"wrong length: {nbytes} bytes, the report's are {limit}"
+    header = buffer[: len(fields)]
+    if not np.isfinite(header).all():
+        return "header: non-finite field(s)"
+    if header[fields["iteration"]] != iteration or header[fields["worker"]] != worker:
+        return (
+            f"header: names worker {header[fields['worker']]:g}, iteration "
+            f"{header[fields['iteration']]:g}"
+        )
+    return non_finite(buffer[len(fields) :]) if buffer.size > len(fields) else None
