@@ -135,3 +135,27 @@ def test_a_non_finite_message_is_named_with_the_iteration_its_header_gives():
     buffer[H] = np.nan
     refusal = check(buffer, current=4, ahead=None)
     assert refusal is not None and refusal.iteration == 5 and refusal.kind == NON_FINITE
+
+
+def test_a_ring_report_is_checked_like_a_result():
+    from gradcode.train.intake import report_refusal
+
+    fields = {"iteration": 0, "worker": 1}
+    report = np.array([3.0, 0.0, 1.0, 2.0, 3.0])  # iteration 3, worker 0, a sum of 3
+
+    def refusal(buffer, nbytes=None, truncated=False, iteration=3, worker=0):
+        nbytes = buffer.nbytes if nbytes is None else nbytes
+        return report_refusal(
+            nbytes, buffer, truncated=truncated, iteration=iteration, worker=worker, fields=fields
+        )
+
+    assert refusal(report) is None
+    assert "oversized" in refusal(report, truncated=True)
+    assert "wrong length: 32 bytes" in refusal(report, nbytes=32)
+    assert "names worker 0, iteration 3" in refusal(report, iteration=2)
+    assert "names worker 0" in refusal(report, worker=1)
+    poisoned = report.copy()
+    poisoned[3] = -np.inf
+    assert "1 -inf of 3 values" in refusal(poisoned)
+    poisoned[0] = np.nan
+    assert "non-finite" in refusal(poisoned)
