@@ -41,6 +41,8 @@ def malformed(kind: str, buffer: np.ndarray, tag: int) -> tuple[np.ndarray, int]
     if kind == "iteration":
         forged[FIELD["iteration"]] = t + 3
         return forged, result_tag(t + 3)
+    if kind == "done":  # honest results, a NaN ``DONE`` report (``lie``)
+        return forged, tag
     if kind == "nan":
         forged[-1] = np.nan
         return forged, tag
@@ -87,6 +89,15 @@ def lie(kind: str) -> None:
             self._pending.append((request, buffer))
             return
         honest_send(self, comm, buffer, dest, tag)
+
+    if "done" in kinds:
+        from gradcode.train.worker import Worker
+
+        def send_done(self):
+            self._done_buffer = np.full(2, np.nan)
+            self.done_sent = self.links.world.Isend(self._done_buffer, dest=0, tag=protocol.DONE)
+
+        Worker._send_done = send_done
 
     assert MPI.Is_initialized()
     transport.Outbox.schedule = schedule

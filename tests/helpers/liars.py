@@ -94,6 +94,7 @@ MALFORMATIONS = {
     "iteration": "a header of iteration t + 3 under its own tag",
     "nan-header": "NaN in the header's timing",
     "nan": "NaN as the message's last value",
+    "done": "honest results, then a DONE report of NaN",
 }
 
 RANK_PROGRAM = Path(__file__).with_name("liar_rank.py")

@@ -194,6 +194,24 @@ def test_a_failed_workers_malformed_message_stops_a_code_that_needs_it(tmp_path,
     assert lying.summary()["refused"][0]["as"] == "failed"
 
 
+def test_a_liars_done_report_is_left_out_of_the_summary(tmp_path, logistic_data):
+    lying = liar_job(
+        tmp_path,
+        logistic_data,
+        "lying",
+        4,
+        2,
+        ["done"],
+        scheme={"name": "uncoded", "params": {"n": 3}},
+        iterations=2,
+    ).check()
+    summary = lying.summary()
+    (refused,) = summary["refused"]
+    assert refused["worker"] == 1
+    assert refused["reason"] == "DONE: non-finite payload: 2 NaN, 0 +inf, 0 -inf of 2 values"
+    assert summary["messages_sent"] == 4  # the two honest workers' two messages each
+
+
 def test_a_tree_parent_refuses_its_childs_bad_messages(tmp_path, linear_data):
     # CodedReduce (n = 2, L = 2, s = 1): node 2 (rank 3) is a leaf under node 0, which decodes
     # from either child: it goes on without the refused one, and the tree stays exact

@@ -97,7 +97,7 @@ from gradcode.train.distribution import (
 from gradcode.train.faults.caught import Caught, DecodingFailed
 from gradcode.train.faults.failures import CannotContinue
 from gradcode.train.faults.spares import Replacements
-from gradcode.train.intake import NON_FINITE, Intake, Refusal, Sender, non_finite
+from gradcode.train.intake import MALFORMED, NON_FINITE, Intake, Refusal, Sender, non_finite
 from gradcode.train.protocol import clock
 from gradcode.train.pulling import Pulling, collector_puller
 from gradcode.train.refusals import Refused
@@ -214,6 +214,7 @@ class Master:
             failures=self.failures,
             orphans=self._orphans,
         )
+        reports = self._sound_reports(reports)
         self.port.close()
         self.session.stale += self.port.stale
         if self.tree is not None:
@@ -233,6 +234,22 @@ class Master:
             | {"distribution": self.distribution.as_dict()}
             | {"collection": self.collection.as_dict()}
         )
+
+    def _sound_reports(self, reports: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """The ``DONE`` reports the summary can take: at least ``[stale, sent]``, every value
+        finite; the others are named in ``refused`` and left out (a liar's report must not
+        crash the summary, nor put NaN in it)."""
+        sound = {}
+        workers = self.ctx.plan.workers
+        for rank, report in reports.items():
+            reason = "shorter than [stale, sent]" if report.size < 2 else non_finite(report)
+            if reason is None:
+                sound[rank] = report
+                continue
+            worker = rank - 1 if rank <= workers else None
+            refusal = Refusal(rank, worker, self.refused.iteration, MALFORMED, f"DONE: {reason}")
+            self.refused.take([refusal], lambda refusal: False)
+        return sound
 
     def _write_nodes(self, reports: dict[int, np.ndarray]) -> None:
         """A tree run's ``nodes.jsonl`` from the rows after ``RELAY_FIELDS`` in the ``DONE``
