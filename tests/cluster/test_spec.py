@@ -295,3 +295,25 @@ def test_every_node_gets_a_permanent_neighbour_entry_for_every_other_node():
     assert len(macs) == 200
     assert node_mac(spec.nodes[0]) == "02:67:63:00:00:00"
     assert node_mac(spec.nodes[3]) == "02:67:63:00:00:03"
+
+
+def test_a_dilated_cluster_enforces_rates_k_times_lower_and_latencies_k_times_longer():
+    asked = {"nodes": 3, "rate": "100mbit", "master_rate": "400mbit", "latency": "2ms"}
+    spec = build_spec(asked | {"dilation": 4})
+    assert spec.dilation == 4
+    assert spec.nodes[1].egress == mbit(25) and spec.nodes[1].ingress == mbit(25)
+    assert spec.master.egress == mbit(100)
+    assert spec.nodes[2].latency.nanoseconds == 8_000_000
+    # what the runs see is what was asked
+    assert spec.virtual() == build_spec(asked)
+    assert ClusterSpec.from_dict(spec.as_dict()) == spec
+    assert "dilation" not in build_spec(asked).as_dict()  # undilated state files unchanged
+
+
+def test_a_dilation_that_leaves_no_whole_bit_rate_is_refused_naming_the_option():
+    with pytest.raises(ClusterSpecError, match=r"--dilation: gc-node0's egress: 100mbit .* 3"):
+        build_spec({"nodes": 2, "rate": "100mbit", "dilation": 3}, {"dilation": "--dilation"})
+    with pytest.raises(ClusterSpecError, match="dilation must be an integer from 1 to 64"):
+        build_spec({"nodes": 2, "dilation": 2.5})
+    with pytest.raises(ClusterSpecError, match="exceeds"):
+        build_spec({"nodes": 2, "latency": "100ms", "dilation": 20})

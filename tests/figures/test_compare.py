@@ -6,6 +6,7 @@ import math
 import pytest
 
 from gradcode.figures.compare import FIELDS, KINDS, Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity, with_fidelity
 
 
 def row(paper_value, reproduced, kind="simulation", note=""):
@@ -61,11 +62,14 @@ def test_write_rows(tmp_path):
     assert tuple(header) == FIELDS
     assert lines == [
         ["000 (Ye & Abbe)", "Table 3", "E[T]", "21.3697", "21.1235", "-1.15%", "simulation",
-         "n = 8, k = 8"],
-        ["000 (Ye & Abbe)", "Table 3", "E[T]", "(4, 3)", "(4, 3)", "", "exact computation", ""],
+         "n = 8, k = 8", "", ""],
+        ["000 (Ye & Abbe)", "Table 3", "E[T]", "(4, 3)", "(4, 3)", "", "exact computation", "",
+         "", ""],
         # an int is written as it is, a float with 6 significant digits
-        ["000 (Ye & Abbe)", "Table 3", "E[T]", "7", "7", "-0.00%", "exact computation", ""],
-        ["000 (Ye & Abbe)", "Table 3", "E[T]", "0.88", "1e-17", "-100.00%", "simulation", ""],
+        ["000 (Ye & Abbe)", "Table 3", "E[T]", "7", "7", "-0.00%", "exact computation", "", "",
+         ""],
+        ["000 (Ye & Abbe)", "Table 3", "E[T]", "0.88", "1e-17", "-100.00%", "simulation", "", "",
+         ""],
     ]  # fmt: skip
     assert [p.name for p in path.parent.iterdir()] == ["figure.csv"]  # no temporary left
 
@@ -75,3 +79,22 @@ def test_write_rows_replaces_and_writes_a_header_without_rows(tmp_path):
     write_rows(path, [row(1.0, 2.0)])
     write_rows(str(path), [])
     assert read(path) == [list(FIELDS)]
+
+
+def test_rows_made_from_runs_carry_their_dilation_and_verdict(tmp_path):
+    """A row names the runs it was made from (``with_fidelity``), or the figure's runs fill
+    it (``write_rows``' ``fidelity``): the machine's when it decided any of them."""
+    links = {"dilation": 4.0, "fidelity": {"dilation": 4.0, "verdict": {"decided_by": "links"}}}
+    machine = {"dilation": 1.0, "fidelity": {"dilation": 1.0, "verdict": {"decided_by": "machine"}}}
+    assert row_fidelity([links]) == {"dilation": 4.0, "fidelity": "links"}
+    assert row_fidelity([links, machine]) == {"dilation": "1/4", "fidelity": "machine"}
+    assert row_fidelity([{"name": "written before fidelity records"}]) == {
+        "dilation": "",
+        "fidelity": "",
+    }
+    path = tmp_path / "figure.csv"
+    write_rows(
+        path, [with_fidelity(row(1.0, 1.0), [links]), row(2.0, 2.0)], row_fidelity([machine])
+    )
+    _header, *lines = read(path)
+    assert [line[-2:] for line in lines] == [["4.0", "links"], ["1.0", "machine"]]

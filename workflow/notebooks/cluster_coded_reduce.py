@@ -33,6 +33,7 @@ from gradcode.codes import build
 from gradcode.figures import style
 from gradcode.figures.cluster import floor_comparison, message_transfers, predicted_after_download
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import machine_decided, mark_machine, run_fidelity, with_fidelity
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.pipeline import paths
 from gradcode.runfile.config import load_config
@@ -115,6 +116,12 @@ bars.bar(
 )
 floors = [results[n].get("floor", np.array([np.nan])).mean() for n in order]
 bars.plot(x - 0.27, floors, "r_", ms=12, mew=2, label="link-limited floor (flat, tree)")
+mark_machine(
+    bars,
+    x - 0.27,
+    [results[n]["measured"].mean() for n in order],
+    [machine_decided(results[n]["run"].summary) for n in order],
+)
 bars.set_xticks(x, order)
 bars.set_yscale("log")
 bars.set_ylabel("mean time per iteration (s)")
@@ -141,9 +148,11 @@ steps_axis.axvline(chunk * 1e3, color="k", lw=0.8, label="model: one chunk on it
 steps_axis.set_xlabel("mean time per ring step (ms)")
 steps_axis.set_title("explicit ring: 2(N - 1) steps per iteration")
 steps_axis.legend(fontsize=7)
+dilations = sorted({float(run_fidelity(r.summary)[0] or 1) for r in records})
 figure.suptitle(
     f"CodedReduce's comparison on the emulated network: N = {workers}, every link "
-    f"{links.rate_text} - {data_note(records)}"
+    f"{links.rate_text}, time dilation {'/'.join(f'{k:g}' for k in dilations)} - "
+    f"{data_note(records)}"
 )
 style.save(figure, png)
 
@@ -151,9 +160,16 @@ style.save(figure, png)
 PAPER = "001 (CodedReduce)"
 item = f"N = {workers} on real links"
 rows = []
+
+
+def add(row: Comparison, *names: str) -> None:
+    """``row`` with the dilation and fidelity verdict of the named schemes' runs."""
+    rows.append(with_fidelity(row, [results[name]["run"].summary for name in names]))
+
+
 for name in order:
     result = results[name]
-    rows.append(
+    add(
         Comparison(
             PAPER,
             item,
@@ -163,12 +179,13 @@ for name in order:
             "emulated network",
             f"{result['measured'].size} iterations after the first"
             + stand_in_suffix([result["run"]]),
-        )
+        ),
+        name,
     )
     if "floor" in result:
-        rows.append(floor_comparison(PAPER, item, name, result, "emulated network"))
+        add(floor_comparison(PAPER, item, name, result, "emulated network"), name)
     if "after_download" in result:
-        rows.append(
+        add(
             Comparison(
                 PAPER,
                 item,
@@ -178,10 +195,11 @@ for name in order:
                 float(result["measured"].mean()),
                 "emulated network",
                 "paper value: shared-links model from each worker's logged start",
-            )
+            ),
+            name,
         )
     if "transfer" in result and result["transfer"].size:
-        rows.append(
+        add(
             Comparison(
                 PAPER,
                 item,
@@ -191,10 +209,11 @@ for name in order:
                 "emulated network",
                 f"paper value: the shared-links model for the logged readiness; one message on "
                 f"idle links {idle * 1e3:.3g} ms",
-            )
+            ),
+            name,
         )
     if "step" in result:
-        rows.append(
+        add(
             Comparison(
                 PAPER,
                 item,
@@ -204,7 +223,8 @@ for name in order:
                 "emulated network",
                 f"{FLOAT * features / workers:.0f}-byte chunks; a step also waits for the left "
                 "neighbour to reach it",
-            )
+            ),
+            name,
         )
 if "CR" in results:
     cr = results["CR"]
@@ -215,7 +235,7 @@ if "CR" in results:
         paper = paper_speedups.get(baseline, float("nan"))
         for what, key in (("measured", "measured"), ("shared-links model", "predicted")):
             speedup = results[name][key].mean() / cr[key].mean()
-            rows.append(
+            add(
                 Comparison(
                     PAPER,
                     item,
@@ -227,6 +247,8 @@ if "CR" in results:
                     "here time per iteration ratio, "
                     + (f"{name} ahead of CR" if speedup < 1 else "CR ahead")
                     + (" (SGD's iterates differ)" if baseline == "SGD" else ""),
-                )
+                ),
+                name,
+                "CR",
             )
 write_rows(comparison, rows)

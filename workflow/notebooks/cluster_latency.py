@@ -32,6 +32,7 @@ import numpy as np
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.latency import by_scheme, crossovers, latency_point
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.pipeline import paths
@@ -165,4 +166,4 @@ for other, result in found.items():
                 + ("" if claimed is None else f"; model {model:.3g}"),
             )
         )
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in records))

@@ -29,6 +29,7 @@ import numpy as np
 from gradcode.figures import style
 from gradcode.figures.cluster import cut_window, relative_error, stall
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.pipeline import paths
 from gradcode.runfile.config import load_config
@@ -126,5 +127,5 @@ for name, result in sorted(results.items()):
             "gradcode.runfile.reference.serial_trajectory",
         )
     )
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in records))
 assert all(r["error"] < 1e-9 for r in results.values()), {n: r["error"] for n, r in results.items()}

@@ -51,6 +51,7 @@ from gradcode.figures.cluster import (
     time_saved,
 )
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.pipeline import paths
 from gradcode.runfile.config import load_config
@@ -203,4 +204,4 @@ for n, order in orders.items():
                     note,
                 )
             )
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in records))

@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
 from gradcode.figures.convergence import alpha_panels, curve_speedups, error_curve, pair_alphas
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import read_runs
 from gradcode.pipeline import paths
 from gradcode.runfile.experiment import load_experiment
@@ -221,4 +222,4 @@ for index, panel in enumerate(paper_panels):
                 note,
             )
         )
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in read_runs(runs)))

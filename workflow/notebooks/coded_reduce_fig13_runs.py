@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt
 from gradcode.figures import style
 from gradcode.figures.accuracy import accuracy_curve, accuracy_speedups, speedup_rows
 from gradcode.figures.compare import write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import read_runs
 from gradcode.figures.speedups import ratios, speedup_panel
 from gradcode.figures.tables import group_by, index_by, read_rows, read_sidecar
@@ -170,4 +171,4 @@ setting = (
 if stand_in:
     setting += f"; {style.STAND_IN_NOTE}"
 rows = speedup_rows("001 (CodedReduce)", paper["figure"], paper_speedups, results, setting, by=BY)
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in read_runs(runs)))

@@ -32,6 +32,7 @@ import yaml
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import read_runs, stand_in_suffix
 from gradcode.fit.predict import predict_runs
 from gradcode.fit.runs import fit_runs
@@ -205,4 +206,4 @@ if uncoded:
             f"predicted ratio beside the measured one; {note}",
         )
     )
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in experiment_runs))

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import legend_label, read_runs
 from gradcode.pipeline import paths
 
@@ -83,4 +84,4 @@ for run in records:
                 "emulated cluster",
             )
         )
-write_rows(comparison, comparisons)
+write_rows(comparison, comparisons, row_fidelity(r.summary for r in records))

@@ -26,6 +26,7 @@ import numpy as np
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.figures.tables import group_by, read_rows
 from gradcode.pipeline import paths
@@ -163,4 +164,4 @@ for n in sizes:
                 "E[T] of the paper's Section 5 model, Table 3's parameters",
             )
         )
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in records))

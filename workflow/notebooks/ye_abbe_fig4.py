@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt
 
 from gradcode.figures import style
 from gradcode.figures.compare import Comparison, write_rows
+from gradcode.figures.fidelity import row_fidelity
 from gradcode.figures.runs import data_note, read_runs, stand_in_suffix
 from gradcode.figures.speedups import first_time_reaching
 from gradcode.figures.tables import group_by
@@ -114,4 +115,4 @@ for n in sizes:
             note,
         )
     )
-write_rows(comparison, rows)
+write_rows(comparison, rows, row_fidelity(r.summary for r in records))

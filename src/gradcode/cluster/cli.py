@@ -35,7 +35,7 @@ def _spec(args: argparse.Namespace):
             raise ClusterSpecError(f"{args.spec}: expected a mapping of cluster options")
         options.update(loaded)
         names.update((key, f"{args.spec}: {key}") for key in loaded)
-    for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress"):
+    for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress", "dilation"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
             names[key] = f"--{key}"
@@ -412,6 +412,13 @@ def _add_up(actions: argparse._SubParsersAction) -> None:
         action="append",
         metavar="NODE=LATENCY[/JITTER]",
         help="one node's latency (and jitter); repeat for more nodes",
+    )
+    up.add_argument(
+        "--dilation",
+        type=int,
+        metavar="K",
+        help="time dilation: every link K times slower and its latency K times longer, for "
+        "runs with runtime.dilation K, which report virtual seconds (default 1)",
     )
     up.add_argument("--no-slurm", action="store_true", help="only the network (and launcher)")
     up.set_defaults(func=cmd_up)

@@ -40,8 +40,9 @@ def in_force(spec: ClusterSpec, state: State) -> ClusterSpec:
 
 
 def _up() -> tuple[ClusterSpec, State] | None:
-    """The cluster that is up, latencies in force; in a SLURM job only the job's nodes (it
-    holds them alone, and ``gradcode cluster latency`` in it changes only theirs)."""
+    """The cluster that is up, latencies in force, as the kernel enforces them (a dilated
+    cluster: ``ClusterSpec.virtual`` gives what its runs see); in a SLURM job only the job's
+    nodes (it holds them alone, and ``gradcode cluster latency`` in it changes only theirs)."""
     state = State.load()
     if state is None or not state.data.get("complete"):
         return None
@@ -57,13 +58,15 @@ def _up() -> tuple[ClusterSpec, State] | None:
 
 def links_record() -> dict[str, Any] | None:
     """The links of the emulated cluster that is up, as a run's ``summary.json`` records them
-    (``communication.cluster``): each node's rates, latency and jitter in force, and the
-    delayer (``running``, ``died`` and when it was last alive, or ``none`` without latency);
-    ``None`` when no cluster is up."""
+    (``communication.cluster``): each node's rates, latency and jitter in force as the run
+    sees them (a dilated cluster's divided back by its factor, ``dilation``, which the kernel
+    enforces), and the delayer (``running``, ``died`` and when it was last alive, or ``none``
+    without latency); ``None`` when no cluster is up."""
     up = _up()
     if up is None:
         return None
-    spec, state = up
+    enforced, state = up
+    spec = enforced.virtual()
     entry = entry_of(state)
     delayer = "none" if entry is None else "running" if running(entry.get("pid")) else "died"
     last_alive = (read_status() or {}).get("wall") if delayer == "died" else None
@@ -80,6 +83,7 @@ def links_record() -> dict[str, Any] | None:
             }
             for node in spec.nodes
         ],
+        "dilation": enforced.dilation,
         "delayer": delayer,
         # when a delayer that died last said it was alive (wall clock, to within a second)
         "delayer_last_alive": last_alive,
@@ -97,8 +101,23 @@ def stated_links_mismatch(
     up = _up()
     if up is None:
         return None
-    spec = up[0]
+    spec = up[0].virtual()
     found = [spec.link_mismatch(rate, master_rate)]
     if latency is not None:
         found.append(spec.latency_mismatch(latency))
     return "; ".join(line for line in found if line is not None) or None
+
+
+def dilation_mismatch(factor: float) -> str | None:
+    """How the time dilation of the emulated cluster that is up differs from a run file's
+    ``runtime.dilation`` ``factor``, in one line naming both; ``None`` when they agree or no
+    cluster is up. A run whose clock runs at another factor than its links would measure
+    them ``K`` times off, so this is an error, not a warning."""
+    up = _up()
+    if up is None or up[0].dilation == factor:
+        return None
+    k = up[0].dilation
+    return (
+        f"runtime.dilation is {factor:g}, but the emulated cluster that is up was brought up "
+        f"with --dilation {k}: state runtime.dilation: {k} (or bring the cluster up again)"
+    )

@@ -10,6 +10,12 @@ A node may also have a ``latency`` (and ``jitter``): what a packet pays to reach
 the switch as the packet leaves the bridge for the node's port (``latency.delay``). With one latency
 everywhere, every one-way trip between two nodes takes it once and a round trip twice.
 
+A cluster may be *dilated* by a whole factor ``K`` (``gradcode.dilation``): a spec's rates and
+latencies are then those the kernel enforces, every rate ``K`` times below and every latency
+and jitter ``K`` times above what was asked (``build_spec``'s ``dilation``), so that a run whose
+clock runs ``K`` times slow (``runtime.dilation``) sees the links asked for; ``virtual`` gives
+them back.
+
 Addresses come from a private IPv4 subnet (RFC 1918) and exist only inside the namespaces
 the cluster creates, so the subnet never meets the host's own networks.
 """
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gradcode.duration import Duration, DurationError
@@ -36,6 +42,8 @@ DEFAULT_SUBNET = "10.251.0.0/24"
 #: the first node's host number in the subnet (.1 .. .9 stay free)
 FIRST_HOST = 10
 MAX_NODES = 200
+#: the largest time-dilation factor a cluster takes (``build_spec``)
+MAX_DILATION = 64
 
 _PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
 #: the slowest link tc's timers emulate well
@@ -139,6 +147,8 @@ class ClusterSpec:
     nodes: tuple[NodeSpec, ...]
     subnet: str
     cpus: int
+    #: time dilation: the nodes' rates and latencies are the enforced (dilated) ones
+    dilation: int = 1
 
     @property
     def master(self) -> NodeSpec:
@@ -196,8 +206,31 @@ class ClusterSpec:
             f"has {differing[0].name}'s latency at {differing[0].latency}{more}"
         )
 
+    def virtual(self) -> ClusterSpec:
+        """The links as a run dilated by this spec's factor sees them: every rate ``dilation``
+        times the enforced one, every latency and jitter divided by it (``dilation`` 1)."""
+        k = self.dilation
+        if k == 1:
+            return self
+
+        def rate(limit: Rate | None) -> Rate | None:
+            return None if limit is None else Rate.from_bits(limit.bits_per_second * k)
+
+        nodes = tuple(
+            replace(
+                node,
+                egress=rate(node.egress),
+                ingress=rate(node.ingress),
+                latency=Duration(node.latency.nanoseconds // k),
+                jitter=Duration(node.jitter.nanoseconds // k),
+            )
+            for node in self.nodes
+        )
+        return replace(self, nodes=nodes, dilation=1)
+
     def as_dict(self) -> dict[str, Any]:
-        return {
+        dilated = {"dilation": self.dilation} if self.dilation != 1 else {}
+        return dilated | {
             "subnet": self.subnet,
             "cpus": self.cpus,
             "nodes": [
@@ -229,7 +262,12 @@ class ClusterSpec:
             )
             for i, n in enumerate(data["nodes"])
         )
-        return cls(nodes=nodes, subnet=data["subnet"], cpus=int(data["cpus"]))
+        return cls(
+            nodes=nodes,
+            subnet=data["subnet"],
+            cpus=int(data["cpus"]),
+            dilation=int(data.get("dilation", 1)),
+        )
 
 
 def _positive_int(value: object, what: str, low: int, high: int) -> int:
@@ -251,9 +289,13 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
     name, a rate or ``{egress:, ingress:}``: heterogeneous nodes), ``latency`` and ``jitter``
     (what a packet to a worker's node pays, default none), ``master_latency`` and
     ``master_jitter`` (to the master's node; default: the workers'), ``node_latency`` (per node
-    name, a latency or ``{latency:, jitter:}``). Unknown keys are refused.
+    name, a latency or ``{latency:, jitter:}``), ``dilation`` (a whole time-dilation factor
+    ``K`` from 1 to ``MAX_DILATION``: the spec holds the rates divided and the latencies
+    multiplied by it, each still whole bits per second and nanoseconds). Unknown keys are
+    refused.
     """
     known = {
+        "dilation",
         "nodes",
         "subnet",
         "cpus",
@@ -312,7 +354,58 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
         own = overrides.get(name, {})
         rates = (own.get("egress", rates[0]), own.get("ingress", rates[1]))
         nodes.append(NodeSpec(index, name, address, *rates, *delays[index]))
-    return ClusterSpec(nodes=tuple(nodes), subnet=str(subnet), cpus=cpus)
+    spec = ClusterSpec(nodes=tuple(nodes), subnet=str(subnet), cpus=cpus)
+    return _dilate(spec, options.get("dilation", 1), named.get("dilation", "dilation"))
+
+
+def _dilate(spec: ClusterSpec, factor: object, what: str) -> ClusterSpec:
+    """``spec`` (the links asked for) as the kernel must enforce them under the dilation
+    ``factor`` (``dilated_rate``, ``dilated_delay``), checked, named ``what``."""
+    k = _positive_int(factor, what, 1, MAX_DILATION)
+    if k == 1:
+        return spec
+    nodes = tuple(
+        replace(
+            node,
+            egress=dilated_rate(node.egress, k, f"{what}: {node.name}'s egress"),
+            ingress=dilated_rate(node.ingress, k, f"{what}: {node.name}'s ingress"),
+            latency=dilated_delay(node.latency, k, f"{what}: {node.name}'s latency"),
+            jitter=dilated_delay(node.jitter, k, f"{what}: {node.name}'s jitter"),
+        )
+        for node in spec.nodes
+    )
+    return replace(spec, nodes=nodes, dilation=k)
+
+
+def dilated_rate(limit: Rate | None, k: int, what: str) -> Rate | None:
+    """The rate the kernel enforces for ``limit`` under dilation ``k`` (``limit / k``);
+    ``ClusterSpecError`` naming ``what`` where that is no whole number of bits per second
+    (tc's unit) or falls below ``SLOWEST``."""
+    if limit is None or k == 1:
+        return limit
+    bits = limit.bits_per_second / k
+    if not bits.is_integer():
+        raise ClusterSpecError(
+            f"{what}: {limit} divided by the dilation {k} is {bits!r} bit/s; tc takes whole "
+            f"bits per second (choose a factor that divides {int(limit.bits_per_second)})"
+        )
+    if Rate.from_bits(bits) < SLOWEST:
+        raise ClusterSpecError(
+            f"{what}: {limit} divided by the dilation {k} is below {SLOWEST}, too slow to emulate"
+        )
+    return Rate.from_bits(bits)
+
+
+def dilated_delay(value: Duration, k: int, what: str) -> Duration:
+    """The latency (or jitter) the kernel enforces for ``value`` under dilation ``k``
+    (``value * k``); ``ClusterSpecError`` naming ``what`` past ``LONGEST_LATENCY``."""
+    longer = Duration(value.nanoseconds * k)
+    if longer > LONGEST_LATENCY:
+        raise ClusterSpecError(
+            f"{what}: {value} times the dilation {k} exceeds {LONGEST_LATENCY}, the longest a "
+            "link takes"
+        )
+    return longer
 
 
 #: the keys of a cluster's latencies (``build_spec``)

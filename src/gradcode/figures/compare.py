@@ -14,14 +14,21 @@ beside the paper's claim, mostly a string) or ``emulated attack`` (real MPI rank
 machine, chosen workers forging their messages, an omniscient attack emulated at the master:
 the run's distance to the honest serial run beside a paper's claim of exactness or
 robustness).
+
+Rows made from runs carry the runs' time ``dilation`` (``gradcode.dilation``; 1: none) and
+their ``fidelity`` verdict (``gradcode.fidelity``): ``links`` or ``injected delays`` when those
+decided the runs' times, ``machine`` when the machine emulating them did for any of the runs
+(``gradcode.figures.fidelity.row_fidelity``); empty for rows that no run made.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from gradcode.atomic import atomic_file
 
@@ -45,6 +52,10 @@ class Comparison:
     reproduced: float | str
     kind: str
     note: str = ""
+    #: the runs' time dilation (empty: no run made the row)
+    dilation: float | str = ""
+    #: what decided the runs' times: links, injected delays or machine (empty: no run)
+    fidelity: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -60,15 +71,32 @@ class Comparison:
         return f"{100.0 * (self.reproduced - self.paper_value) / abs(self.paper_value):+.2f}%"
 
 
-FIELDS = ("paper", "item", "quantity", "paper_value", "reproduced", "difference", "kind", "note")
+FIELDS = (
+    "paper",
+    "item",
+    "quantity",
+    "paper_value",
+    "reproduced",
+    "difference",
+    "kind",
+    "note",
+    "dilation",
+    "fidelity",
+)
 
 
-def write_rows(path: str | Path, rows: list[Comparison]) -> None:
-    """Write ``rows`` as CSV with the columns ``FIELDS`` (atomically)."""
+def write_rows(
+    path: str | Path, rows: list[Comparison], fidelity: Mapping[str, Any] | None = None
+) -> None:
+    """Write ``rows`` as CSV with the columns ``FIELDS`` (atomically); ``fidelity``
+    (``gradcode.figures.fidelity.row_fidelity`` of the figure's runs) fills the ``dilation``
+    and ``fidelity`` of rows that do not say which runs made them."""
     with atomic_file(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
         writer.writeheader()
         for row in rows:
+            if fidelity is not None and not row.fidelity:
+                row = replace(row, **fidelity)
             record = asdict(row) | {"difference": row.difference}
             for key in ("paper_value", "reproduced"):
                 if isinstance(record[key], float):

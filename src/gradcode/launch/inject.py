@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from gradcode import dilation
 from gradcode.atomic import write_json
 from gradcode.errors import UserError
 from gradcode.runfile.config import FaultEvent, load_config
@@ -166,4 +167,6 @@ def main(run_file: str, out: str | None, record: str | None, command: list[str])
             f"{run_file}: faults.lose_node loses a node of the emulated cluster: run it inside "
             "gradcode cluster lose --rank (the workflow's rule train_lost), not inject"
         )
+    # the kills' moments on the run's own (virtual) clock, comparable with its log's
+    dilation.dilate(config.runtime.dilation)
     return inject(events, directory, command, Path(record) if record else None)

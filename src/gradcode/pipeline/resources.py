@@ -234,6 +234,8 @@ def start_seconds(plan: Plan, shape: DataShape) -> float:
 
 def runtime_minutes(plan: Plan, shape: DataShape) -> int:
     """SLURM's ``--time`` (minutes) of the job: ``RUNTIME_MARGIN`` times the start and the
-    iterations' upper bound, at least ``RUNTIME_FLOOR_MIN``."""
-    seconds = start_seconds(plan, shape) + plan.config.iterations * iteration_seconds(plan, shape)
+    iterations' upper bound (``runtime.dilation`` times longer in real seconds), at least
+    ``RUNTIME_FLOOR_MIN``."""
+    iterations = plan.config.iterations * iteration_seconds(plan, shape)
+    seconds = start_seconds(plan, shape) + plan.config.runtime.dilation * iterations
     return max(RUNTIME_FLOOR_MIN, math.ceil(RUNTIME_MARGIN * seconds / 60))

@@ -87,6 +87,9 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       collection: auto | push | pull   # [auto] how results reach the master: sent when
                                     # ready, or only those the code still needs, on request
                                     # (gradcode.runfile.collection)
+      dilation: number >= 1         # [1] time dilation K: every wait K times longer, times
+                                    # reported in virtual seconds (gradcode.dilation); on the
+                                    # emulated cluster, the K of its `up --dilation`
     faults:                         # [none] workers that fail, not only straggle
       tolerate: bool                # [true] run on a fault-tolerant MPI (Open MPI's ULFM): a
                                     # worker that dies is a permanent straggler from then on
@@ -153,6 +156,7 @@ from gradcode.aggregators import available as available_aggregators
 from gradcode.aggregators import build as build_aggregator
 from gradcode.attacks import DEFAULT_ATTACK, AttackPlan
 from gradcode.attacks import available as available_attacks
+from gradcode.dilation import check_factor
 from gradcode.duration import Duration, DurationError
 from gradcode.errors import UserError
 from gradcode.extras import MissingExtra
@@ -455,6 +459,9 @@ class RuntimeConfig:
     iteration_timeout: float = 600.0
     distribution: str = "auto"
     collection: str = "auto"
+    #: time dilation (``gradcode.dilation``): every wait K times longer, every time reported
+    #: in virtual seconds; on the emulated cluster, its ``up --dilation``
+    dilation: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -863,13 +870,19 @@ def _log(top: _Section) -> LogConfig:
 
 def _runtime(top: _Section) -> RuntimeConfig:
     section = top.section(
-        "runtime", ("poll_interval", "iteration_timeout", "distribution", "collection")
+        "runtime",
+        ("poll_interval", "iteration_timeout", "distribution", "collection", "dilation"),
     )
+    try:
+        dilation = check_factor(section.raw("dilation", 1.0), section.key("dilation"))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     return RuntimeConfig(
         poll_interval=section.number("poll_interval", 0.0005, positive=True),
         iteration_timeout=section.number("iteration_timeout", 600.0, positive=True),
         distribution=section.string("distribution", "auto", choices=DISTRIBUTION_WAYS),
         collection=section.string("collection", "auto", choices=COLLECTION_WAYS),
+        dilation=dilation,
     )
 
 

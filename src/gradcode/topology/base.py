@@ -129,6 +129,12 @@ class Topology(ABC):
         """Whether ``worker`` combines other workers' messages (a tree's parents)."""
         return False
 
+    def handoffs(self, code: GradientCode) -> int:
+        """Ranks woken one after the other on an iteration's critical path, each of which
+        first waits for a core on a busy machine (``gradcode.fidelity``): here a worker woken
+        by the model and again when its computation is done, and the master by the result."""
+        return 3
+
     # -- results up ------------------------------------------------------------------------
     def pull_refusal(self, code: GradientCode, *, tolerant: bool) -> str | None:
         """Why a collector cannot pull the results of ``code`` here (``None``: it can)."""

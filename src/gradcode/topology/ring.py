@@ -28,6 +28,11 @@ class Ring(Topology):
     def accept(self, visitor: TopologyVisitor[T], code: GradientCode) -> T:
         return visitor.ring(self.ring(code))
 
+    def handoffs(self, code: GradientCode) -> int:
+        """A worker's computation, ``2 (n - 1)`` chunk steps each waking the next worker, and
+        the coordinator's report."""
+        return 2 * (code.n - 1) + 2
+
     def scheme_params(self, code: GradientCode) -> dict[str, Any]:
         return dict(code.params()) | {"implementation": self.ring(code).implementation}
 

@@ -30,6 +30,10 @@ class Tree(Topology):
     def accept(self, visitor: TopologyVisitor[T], code: GradientCode) -> T:
         return visitor.tree(self.tree(code))
 
+    def handoffs(self, code: GradientCode) -> int:
+        """The model down ``height`` levels, a leaf's computation, the results up again."""
+        return 2 * self.tree(code).height + 1
+
     def combines(self, code: GradientCode, worker: int) -> bool:
         return not self.tree(code).is_leaf(worker)
 

@@ -33,13 +33,13 @@ import argparse
 import csv
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gradcode import dilation
 from gradcode.extras import require_or_exit
 
 if __name__ == "__main__":  # an MPI job's entry point: without mpi4py, one line
@@ -348,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = MPI.Status()
     while True:
         if not world.Iprobe(source=0, tag=MPI.ANY_TAG, status=status):
-            time.sleep(IDLE)  # not our turn: do not spin on the shared cores
+            dilation.sleep(IDLE)  # not our turn: do not spin on the shared cores
             continue
         world.recv(source=0, tag=status.Get_tag())
         if status.Get_tag() == FINISH:

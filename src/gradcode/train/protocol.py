@@ -28,7 +28,7 @@ upper bound scaled by what MPICH allows) *and* exactly in the header; the header
 
 from __future__ import annotations
 
-import time
+from gradcode import dilation
 
 MODEL = 1
 STOP = 2
@@ -72,5 +72,6 @@ def tag_iteration_matches(tag: int, iteration: int) -> bool:
 
 
 def clock() -> float:
-    """Seconds on the monotonic clock (``time.perf_counter``: one clock per host on Linux)."""
-    return time.perf_counter()
+    """Seconds on the monotonic clock (``time.perf_counter``: one clock per host on Linux),
+    divided by the run's dilation factor (``gradcode.dilation``: virtual seconds)."""
+    return dilation.clock()

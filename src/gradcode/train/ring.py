@@ -29,12 +29,12 @@ checked: a ring has no master to refuse them.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
+from gradcode import dilation
 from gradcode.optim import State
 from gradcode.train import protocol
 from gradcode.train.distribution import chunk_edges
@@ -77,7 +77,7 @@ def ring_comm(world: MPI.Comm) -> MPI.Comm:
 def sleep_until(deadline: float) -> None:
     remaining = deadline - clock()
     if remaining > 0:
-        time.sleep(remaining)
+        dilation.sleep(remaining)
 
 
 class RingWorker:

@@ -41,11 +41,13 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from gradcode import dilation
 from gradcode.blas import load_daxpy, single_threaded_blas
 from gradcode.codes.base import GradientCode
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
+from gradcode.fidelity import pressure, usage
 from gradcode.launch import mpilib
 from gradcode.rate import Rate
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
@@ -117,6 +119,7 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
     check_world(plan, world_size)
     check_mpi(config)
     warn_links(config, args.run_file)
+    check_dilation(config)
     data = load_training_data(config.data, plan.partitions, config.model.kind)
     plan.check_features(parameter_count(config, data))
     out = output_dir(config, args.out)
@@ -159,6 +162,18 @@ def warn_links(config: RunConfig, run_file: str) -> None:
         print(f"{PROGRAM}: warning: {run_file}: {mismatch}", file=sys.stderr, flush=True)
 
 
+def check_dilation(config: RunConfig) -> None:
+    """``ConfigError`` when the run is on the emulated cluster's links (``network``) and its
+    ``runtime.dilation`` is not the cluster's: its clock would measure the links K times off."""
+    if config.network is None:
+        return
+    from gradcode.cluster.links import dilation_mismatch
+
+    mismatch = dilation_mismatch(config.runtime.dilation)
+    if mismatch is not None:
+        raise ConfigError(mismatch)
+
+
 def discard_outputs(out: Path) -> None:
     """Remove what a previous run wrote into ``out`` (and nothing else)."""
     for name in (LOG_FILE, SUMMARY_FILE, MODEL_FILE, TRAJECTORY_FILE, RANKS_FILE, NODES_FILE):
@@ -196,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if rank != 0 and is_failure(exc) and mpilib.fault_tolerant():
             # a ring worker whose neighbour died: rank 0 sees it too, and ends the job with
             # the one line that names the failure and the checkpoint; wait for it
-            time.sleep(RING_FAILURE_GRACE)
+            dilation.sleep(RING_FAILURE_GRACE)
         print(f"{PROGRAM}: error on rank {rank}: {message}", file=sys.stderr, flush=True)
         if os.environ.get("GRADCODE_TRACEBACK"):
             traceback.print_exc()
@@ -208,6 +223,8 @@ def train(world: MPI.Comm, setup: Setup | None) -> int:
     """Phases 2-4 (every rank); this rank's exit status."""
     rank = world.Get_rank()
     config: RunConfig = world.bcast(setup.config if setup is not None else None, root=0)
+    # before anything is timed: every rank reads the same virtual clock from here on
+    dilation.dilate(config.runtime.dilation)
     plan = setup.plan if setup is not None else build_plan(config)
     shape = world.bcast(_shape(setup) if setup is not None else None, root=0)
     parts = _scatter(world, plan, setup.data if setup is not None else None)
@@ -330,12 +347,13 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
         links = tree_links(world, tree)
     else:
         links = flat_links(world, ctx.plan.workers)
+    began = _began(session)
     if session is None:
         if ctx.rank > ctx.plan.workers:
             run_spare(ctx, links)
         else:
             Worker(ctx, links).run()
-        _peak_rss(world, ctx)
+        _rank_end(world, ctx, began)
         return 0
     data, plan = session.data, ctx.plan
     master = Master(ctx, links, session, share=lambda worker: worker_share(plan, data, worker))
@@ -343,7 +361,7 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
     stopped = master.stopped
     if stopped is not None:
         extra["stopped"] = session.stop(stopped)
-    session.finalize(extra | _faults(ctx), _peak_rss(world, ctx))
+    session.finalize(extra | _faults(ctx), *_rank_end(world, ctx, began))
     if stopped is None:
         return 0
     print(f"{PROGRAM}: stopped: {extra['stopped']['message']}", file=sys.stderr, flush=True)
@@ -359,22 +377,37 @@ def _faults(ctx: RankContext) -> dict[str, Any]:
     return fields
 
 
-def _peak_rss(world: MPI.Comm, ctx: RankContext) -> list[float | None] | None:
-    """Every rank's peak RSS on rank 0 (``None`` elsewhere); with failures, the survivors
+def _began(session: Session | None) -> dict[str, Any]:
+    """What this rank (and on rank 0 the machine's CPU pressure) had cost when its timed part
+    began (``gradcode.fidelity``)."""
+    if session is not None:
+        session.pressure_began = pressure.sample()
+    return usage.sample()
+
+
+Ended = tuple[list[float | None] | None, list[dict[str, Any] | None] | None]
+
+
+def _rank_end(world: MPI.Comm, ctx: RankContext, began: dict[str, Any]) -> Ended:
+    """Every rank's peak RSS and what its part cost the machine since ``began``
+    (``gradcode.fidelity.usage``) on rank 0 (``None`` elsewhere); with failures, the survivors
     gather on ``MPI_Comm_shrink``'s communicator and dead ranks are ``None``."""
+    mine = (world.Get_rank(), peak_rss_mib(), usage.between(began, usage.sample()))
     if not ctx.tolerant:
-        return world.gather(peak_rss_mib(), root=0)
-    alive = world.Shrink()
-    try:
-        pairs = alive.gather((world.Get_rank(), peak_rss_mib()), root=0)
-    finally:
-        alive.Free()
+        pairs = world.gather(mine, root=0)
+    else:
+        alive = world.Shrink()
+        try:
+            pairs = alive.gather(mine, root=0)
+        finally:
+            alive.Free()
     if pairs is None:
-        return None
+        return None, None
     peaks: list[float | None] = [None] * world.Get_size()
-    for rank, value in pairs:
-        peaks[rank] = value
-    return peaks
+    spent: list[dict[str, Any] | None] = [None] * world.Get_size()
+    for rank, value, cost in pairs:
+        peaks[rank], spent[rank] = value, cost
+    return peaks, spent
 
 
 def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int:
@@ -385,9 +418,10 @@ def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int
     start, state = world.bcast(
         (session.start, session.state) if session is not None else None, root=0
     )
+    began = _began(session)
     if session is None:
         RingWorker(ctx, comm, start, state).run()
-        _peak_rss(world, ctx)
+        _rank_end(world, ctx, began)
         return 0
     coordinator = RingCoordinator(ctx, session)
     extra = coordinator.run()
@@ -396,7 +430,7 @@ def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int
         stopped = session.stop(coordinator.stopped)
         print(f"{PROGRAM}: stopped: {stopped['message']}", file=sys.stderr, flush=True)
         world.Abort(coordinator.stopped.exit_status)
-    session.finalize(extra | _faults(ctx), _peak_rss(world, ctx))
+    session.finalize(extra | _faults(ctx), *_rank_end(world, ctx, began))
     return 0
 
 

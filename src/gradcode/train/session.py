@@ -8,6 +8,7 @@ in the log counts training time only, as the papers' time axes do).
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 from collections.abc import Sequence
@@ -17,6 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from gradcode import dilation
+from gradcode.fidelity import pressure
+from gradcode.fidelity.record import build_record, one_line
 from gradcode.runfile.dataset import TrainingData
 from gradcode.runlogs.log import (
     MODEL_FILE,
@@ -26,6 +30,7 @@ from gradcode.runlogs.log import (
     write_array,
     write_json,
 )
+from gradcode.runlogs.timings import predicted_links_time
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train.faults.caught import DecodingFailed
 from gradcode.train.faults.failures import CannotContinue, describe_workers
@@ -100,6 +105,11 @@ class Session:
         self.last_metrics: dict[str, float] = {}
         #: ``gradcode.train.node.summarize_ranks`` of the job (set by ``run.train``)
         self.placement: dict[str, Any] | None = None
+        #: the machine's CPU pressure when the timed part began (``gradcode.fidelity``)
+        self.pressure_began: dict[str, Any] | None = None
+        #: this session's iteration records, for the links' prediction (``_fidelity``)
+        self.records: list[dict[str, Any]] = []
+        self.undilated: list[float] = []
 
     # -- optimisation -----------------------------------------------------------------------
     def point(self) -> np.ndarray:
@@ -123,7 +133,12 @@ class Session:
         if self.config.log.trajectory:
             self.trajectory.append(self.model().copy())
         head = {"iteration": t, "time": self.train_time, "wall": clock() - self.wall_start}
+        if dilation.factor() != 1:
+            head["dilation"] = dilation.factor()
         record = head | record
+        self.undilated.append(undilated_seconds(record))
+        if self.config.network is not None and self.config.network.links is not None:
+            self.records.append(record)
         if self._metrics_due(t):
             began = clock()
             self.last_metrics = self.metrics()
@@ -248,12 +263,56 @@ class Session:
             },
         }
 
+    def _fidelity(
+        self, summary: dict[str, Any], spent: Sequence[dict[str, Any] | None] | None
+    ) -> dict[str, Any]:
+        """``summary.json``'s ``fidelity`` (``gradcode.fidelity.record``): what the machine
+        cost the run (``spent``: every rank's ``usage.between`` of its timed part), the
+        links' model against the measured times, the undilated share, the verdict."""
+        links = self.config.network.links if self.config.network is not None else None
+        predicted, note = None, None
+        if links is not None:
+            way = summary.get("distribution", {}).get("way", "isend")
+            got = summary.get("collection", {}).get("way", "push")
+            try:
+                predicted = [
+                    predicted_links_time(
+                        self.ctx.plan.code,
+                        record,
+                        links,
+                        self.ctx.features,
+                        distribution=way,
+                        collection=got,
+                    )
+                    for record in self.records
+                ]
+            except (ValueError, KeyError) as error:
+                note = f"no prediction: {' '.join(str(error).split())}"
+        return build_record(
+            ranks=list(spent) if spent is not None else [],
+            pressure=pressure.between(self.pressure_began, pressure.sample()),
+            cores=len(os.sched_getaffinity(0)),
+            dilation=dilation.factor(),
+            measured=self.iteration_times,
+            predicted=predicted,
+            undilated=self.undilated,
+            model="links" if self.config.network is not None else "injected delays",
+            handoffs=self.ctx.plan.topology.handoffs(self.ctx.plan.code),
+            prediction_note=note,
+        )
+
     # -- the end ----------------------------------------------------------------------------
     def finalize(
-        self, summary: dict[str, Any], peak_rss: Sequence[float | None] | None = None
+        self,
+        summary: dict[str, Any],
+        peak_rss: Sequence[float | None] | None = None,
+        spent: Sequence[dict[str, Any] | None] | None = None,
     ) -> None:
         """Final checkpoint, ``model.npy``, ``trajectory.npy`` and ``summary.json``;
-        ``peak_rss``: every rank's peak RSS in MiB (rank 0's is taken again at the end)."""
+        ``peak_rss``: every rank's peak RSS in MiB (rank 0's is taken again at the end);
+        ``spent``: what each rank's timed part cost the machine (``gradcode.fidelity``). A
+        run the machine decided ends with a line saying so."""
+        fidelity = self._fidelity(summary, spent)
         self.log.close()
         self.checkpoint()
         write_array(self.out / MODEL_FILE, self.model())
@@ -295,9 +354,26 @@ class Session:
                 "peak_rss_mib": describe_peak_rss(peaks),
                 "adversaries_caught": {str(k): v for k, v in sorted(self.caught.items())},
                 "fingerprint": self.fingerprint,
+                # every time here and in log.jsonl is in virtual seconds: real ones / dilation
+                "dilation": dilation.factor(),
+                "fidelity": fidelity,
                 "config": self.config.as_dict(),
             }
             | self._network()
             | summary
         )
         write_json(self.out / SUMMARY_FILE, payload)
+        line = one_line(fidelity)
+        if line is not None:
+            print(f"{self.config.name}: {line}", file=sys.stderr, flush=True)
+
+
+def undilated_seconds(record: dict[str, Any]) -> float:
+    """The seconds of real computation in a logged iteration, which no dilation slows: the
+    master's own (decoding, which includes an aggregation and an attack's emulation, and the
+    update) and the longest measured computation behind a message it used."""
+    own = sum(float(record.get(key) or 0.0) for key in ("decode_time", "update_time"))
+    used = set(map(str, record.get("used") or ()))
+    messages = [m for m in record.get("messages") or () if isinstance(m, dict)]
+    behind = [m for m in messages if str(m.get("key")) in used] or messages
+    return own + max((float(m.get("compute") or 0.0) for m in behind), default=0.0)

@@ -31,13 +31,13 @@ anything uses it.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 from mpi4py import MPI
 
+from gradcode.dilation import sleep
 from gradcode.runfile.bandwidth import SinglePort
 from gradcode.train import protocol
 from gradcode.train.faults.failures import Failures
@@ -49,7 +49,7 @@ def nap(deadline: float | None, poll: float) -> None:
     """Sleep until ``deadline`` but at most ``poll`` seconds (``None``: ``poll``)."""
     wait = poll if deadline is None else min(poll, deadline - clock())
     if wait > 0:
-        time.sleep(wait)
+        sleep(wait)
 
 
 @dataclass
@@ -190,7 +190,7 @@ class ResultPort:
             wait = poll if until is None else min(poll, until - clock())
             if wait <= 0:
                 return
-            time.sleep(wait)
+            sleep(wait)
 
     def _poll_some(self, now: float) -> None:
         # MPICH's progress engine completes about one incoming message per call: keep calling
@@ -511,4 +511,4 @@ def quiet_barrier(comm: MPI.Comm, poll: float) -> None:
 def wait(request: MPI.Request, poll: float) -> None:
     """Complete ``request`` without busy-polling inside MPI."""
     while not request.Test():
-        time.sleep(poll)
+        sleep(poll)

@@ -41,13 +41,13 @@ more, and the node waits for ``STOP``, which the master then sends it on ``world
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
 from mpi4py import MPI
 
+from gradcode import dilation
 from gradcode.attacks import attack_rng
 from gradcode.runfile.plan import collection_choice
 from gradcode.runfile.stragglers import DrawnAhead
@@ -276,7 +276,7 @@ class Worker:
         up = None if self.orphan else self.links.up_comm.Iprobe
         pieces = None if self._pieces is None else self._pieces.Iprobe
         control, status, source = self.links.world.Iprobe, self._status, self._model_source
-        anyone, any_tag, sleep = MPI.ANY_SOURCE, MPI.ANY_TAG, time.sleep
+        anyone, any_tag, sleep = MPI.ANY_SOURCE, MPI.ANY_TAG, dilation.sleep
         while True:
             if up is not None and (up(source, any_tag, status) or up(source, any_tag, status)):
                 return

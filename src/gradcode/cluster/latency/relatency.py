@@ -33,7 +33,7 @@ from typing import Any
 
 from gradcode.cluster.during.command import run_during
 from gradcode.cluster.latency import delay
-from gradcode.cluster.spec import ClusterSpec, check_jitter, parse_delay
+from gradcode.cluster.spec import ClusterSpec, check_jitter, dilated_delay, parse_delay
 from gradcode.cluster.state import State
 from gradcode.duration import Duration
 from gradcode.errors import UserError
@@ -81,6 +81,12 @@ def plan_latency(
             spread if master_jitter is None else parse_delay(master_jitter, "--master-jitter")
         )
         check_jitter(master, master_spread, "--master-jitter")
+        # asked in the runs' (virtual) time: a dilated cluster enforces them k times longer
+        k = spec.dilation
+        workers = dilated_delay(workers, k, "--latency")
+        spread = dilated_delay(spread, k, "--jitter")
+        master = dilated_delay(master, k, "--master-latency")
+        master_spread = dilated_delay(master_spread, k, "--master-jitter")
         chosen = spec.nodes if nodes is None else [spec.node(name) for name in nodes]
     except UserError as error:
         raise LatencyError(str(error)) from None

@@ -39,6 +39,7 @@ from gradcode.cluster.network import namespaces
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
+    dilated_rate,
     format_limit,
     limit_bits,
     parse_limit,
@@ -107,6 +108,9 @@ def plan_rates(
     ``master_rate``, default ``rate``), and the spec's rates to restore."""
     workers = parse_sweep_rate(rate, "--rate")
     master = workers if master_rate is None else parse_sweep_rate(master_rate, "--master-rate")
+    # asked in the runs' (virtual) time: a dilated cluster enforces them k times slower
+    workers = dilated_rate(workers, spec.dilation, "--rate")
+    master = dilated_rate(master, spec.dilation, "--master-rate")
     chosen = spec.nodes if nodes is None else [spec.node(name) for name in nodes]
     during = tuple(
         Limit(node.name, direction, master if node.master else workers)

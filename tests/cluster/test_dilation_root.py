@@ -1,0 +1,96 @@
+"""Time dilation on the emulated cluster's links (root only; no SLURM): the same runs on a
+cluster brought up with ``--dilation 4`` and without report the same times per iteration
+(the links decide both), while the kernel enforced a quarter of the rate (issue 48)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcode.runlogs.log import read_log
+from tests.helpers.cluster import emulated_cluster
+from tests.helpers.mpi import write_run
+
+pytestmark = [
+    pytest.mark.skipif(
+        os.geteuid() != 0, reason="an emulated cluster needs root (network namespaces)"
+    ),
+    pytest.mark.serial,
+]
+
+WORKERS = 6
+#: UMW, CodedReduce on a (2, 2)-regular tree and the explicit ring, 6 workers each
+SCHEMES = {
+    "UMW": {"name": "uncoded", "params": {"n": WORKERS}},
+    "CR": {"name": "coded-reduce", "params": {"n": 2, "L": 2, "s": 1, "inner": "crc"}},
+    "RAR": {"name": "ring-allreduce", "params": {"n": WORKERS}},
+}
+
+
+def _run(name: str, scheme: dict, dilation: int) -> dict:
+    """Paper 001's setting on the links (config/experiments/cluster/coded-reduce-n84.yaml):
+    200 kB gradients, 16 ms each at 100 Mbit/s, only the computation injected."""
+    return {
+        "name": name,
+        "iterations": 6,
+        "data": {"dataset": "synthetic-logistic", "variant": "links-p25000", "trim": False},
+        "model": {"kind": "logistic"},
+        "optimizer": {"kind": "gd", "step": 1.0},
+        "scheme": scheme,
+        "stragglers": {
+            "model": "single-port",
+            "params": {"a": 5.0e-5, "mu": 2.0e4, "tc": 0, "data": 6552},
+            "time_unit": 0.32,
+        },
+        "network": {"links": {"rate": "100mbit", "master_rate": "100mbit"}},
+        "log": {"metrics_every": 0},
+        "checkpoint": {"every": 0},
+        "runtime": {"distribution": "isend", "dilation": dilation},
+    }
+
+
+def _train(tmp_path: Path, name: str, run: dict) -> Path:
+    run_file = write_run(tmp_path / f"{name}.yaml", run)
+    out = tmp_path / name
+    ranks = str(WORKERS + 1)
+    mpiexec = [sys.executable, "-m", "gradcode", "cluster", "mpiexec", "-n", ranks, "--"]
+    train = [sys.executable, "-m", "gradcode.train", str(run_file), "--out", str(out)]
+    done = subprocess.run([*mpiexec, *train], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def _times(tmp_path: Path, dilation: int) -> dict[str, tuple[float, dict]]:
+    """Each scheme's mean time per iteration (after the first) and summary at ``dilation``."""
+    options = {"nodes": WORKERS + 1, "rate": "100mbit", "dilation": dilation}
+    found = {}
+    for spec in emulated_cluster(options):
+        assert spec.nodes[1].egress is not None
+        assert spec.nodes[1].egress.bits_per_second == 100e6 / dilation
+        for name, scheme in SCHEMES.items():
+            out = _train(tmp_path, f"{name}-k{dilation}", _run(name, scheme, dilation))
+            times = [record["iteration_time"] for record in read_log(out)[1:]]
+            found[name] = (float(np.mean(times)), json.loads((out / "summary.json").read_text()))
+    return found
+
+
+def test_a_dilated_cluster_reports_the_times_of_the_undilated_one(tmp_path):
+    plain = _times(tmp_path, 1)
+    dilated = _times(tmp_path, 4)
+    for name in SCHEMES:
+        summary = dilated[name][1]
+        assert summary["dilation"] == 4.0
+        # the run sees the links it stated, which the kernel enforced four times slower
+        assert summary["communication"]["cluster"]["dilation"] == 4
+        assert summary["communication"]["cluster"]["nodes"][1]["egress"] == "100mbit"
+        fidelity = summary["fidelity"]
+        assert fidelity["verdict"]["decided_by"] == "links", (name, fidelity)
+        assert fidelity["model"]["ratio"] == pytest.approx(1.0, abs=0.15), (name, fidelity)
+    ratios = {name: dilated[name][0] / plain[name][0] for name in SCHEMES}
+    assert all(abs(ratio - 1) <= 0.05 for ratio in ratios.values()), ratios

@@ -1,0 +1,73 @@
+"""Fidelity and time dilation on real MPI runs: a run whose injected delays leave the machine
+idle is the delays', the same run beside busy processes is the machine's, and a run dilated
+K = 4 reports the times of the undilated one (``gradcode.fidelity``, ``gradcode.dilation``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+from tests.helpers.mpi import base_run, run_config
+
+# wall-clock times and the machine's load: alone, after the parallel tests
+pytestmark = [pytest.mark.mpi, pytest.mark.serial]
+
+#: every worker computes 40 ms an iteration (injected): the machine idles meanwhile
+DELAYED = {"model": "fixed", "params": {"compute": 0.04}}
+
+
+def _run(logistic_data, **runtime):
+    return base_run(
+        logistic_data,
+        iterations=8,
+        scheme={"name": "uncoded", "params": {"n": 4}},
+        stragglers=DELAYED,
+        log={"metrics_every": 0},
+        **({"runtime": runtime} if runtime else {}),
+    )
+
+
+@contextmanager
+def busy(processes: int) -> Iterator[None]:
+    """``processes`` busy loops beside whatever runs meanwhile."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def test_an_idle_machine_leaves_the_run_to_its_delays_and_busy_processes_take_it(
+    tmp_path, logistic_data
+):
+    quiet = run_config(tmp_path, _run(logistic_data), ranks=5, name="quiet").check()
+    record = quiet.summary()["fidelity"]
+    assert record["verdict"]["decided_by"] == "injected delays", record
+    assert record["machine"]["ranks"] == 5 and record["dilation"] == 1.0
+    assert "fidelity:" not in quiet.result.stderr
+    with busy(4):
+        loaded = run_config(tmp_path, _run(logistic_data), ranks=5, name="loaded").check()
+    record = loaded.summary()["fidelity"]
+    assert record["verdict"]["decided_by"] == "machine", record
+    assert "fidelity: the machine, not the injected delays, decided" in loaded.result.stderr
+
+
+def test_a_dilated_run_reports_the_times_of_the_undilated_one(tmp_path, logistic_data):
+    plain = run_config(tmp_path, _run(logistic_data), ranks=5, name="k1").check()
+    dilated = run_config(tmp_path, _run(logistic_data, dilation=4), ranks=5, name="k4").check()
+    times = [np.mean([r["iteration_time"] for r in job.log()[1:]]) for job in (plain, dilated)]
+    assert times[1] == pytest.approx(times[0], rel=0.05)
+    summary = dilated.summary()
+    assert summary["dilation"] == 4.0 and summary["fidelity"]["dilation"] == 4.0
+    assert all(record["dilation"] == 4.0 for record in dilated.log())
+    # the same trajectory: dilation changes when things happen, not what is computed
+    assert np.array_equal(plain.model(), dilated.model())
+    # and the real time it took: about four times the virtual
+    assert summary["fidelity"]["machine"]["seconds"] > 3 * summary["train_time"]
