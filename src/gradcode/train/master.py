@@ -53,12 +53,22 @@ the metrics):
 - ``injected``: the delays the straggler model drew for every worker (``start``,
   ``compute`` per partition, ``comm`` per full-length vector) and ``persistent`` workers;
 - ``bytes_received``, ``stale`` (late results discarded during the iteration);
+- ``intake_time``: seconds the port's ``Intake`` spent checking this iteration's results, and
+  ``refused`` (only when some were): the results it refused, each with its sender, kind and
+  reason (``gradcode.train.intake``, ``gradcode.train.refusals``; ``summary.json``'s
+  ``refused`` lists every one of the run);
 - with ``runtime.collection`` pull (``gradcode.runfile.collection``): ``notices``, per notice
   of a ready message taken off the wire, its ``key``, ``worker``, ``arrival``, the sender's
   ``started``, ``compute`` and ``injected_compute``, and whether the master ``pulled`` it
   (``messages`` then holds the pulled results only);
 - with ``faults.tolerate``: ``failed`` (every worker known dead so far) and ``failures`` (those
   detected during this iteration: ``gradcode.train.faults.failures.Failure``).
+
+Refused messages (``gradcode.train.intake``): every result is checked once where the port
+reads it; a refused one is never used, and its key is corrected (a zero message in its place
+that the decoder corrects, within ``a``), kept out of the aggregation, or erased, by the
+code's rules; ``DecodingFailed`` when the code cannot do without it
+(``gradcode.train.refusals``).
 
 Failures (``faults.tolerate``): a dead worker's receive completes in error and the port stops
 listening to it; the master also asks MPI which ranks failed at every iteration's start and
@@ -91,8 +101,10 @@ from gradcode.train.distribution import (
 from gradcode.train.faults.caught import Caught, DecodingFailed
 from gradcode.train.faults.failures import CannotContinue
 from gradcode.train.faults.spares import Replacements
+from gradcode.train.intake import MALFORMED, NON_FINITE, Intake, Refusal, Sender, non_finite
 from gradcode.train.protocol import clock
 from gradcode.train.pulling import Pulling, collector_puller
+from gradcode.train.refusals import Refused
 from gradcode.train.rows import MessageRows
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.session import Session
@@ -128,11 +140,17 @@ class Master:
         # a spare's results come on its own channel (flat: ``down_comm`` ranks are world's)
         sources = list(range(1, len(links.children) + 1 + spares))
         self.failures = ctx.failures if ctx.tolerant else None
-        self.port = ResultPort(links.down_comm, sources, width, ctx.port(), self.failures)
-        self.sends = SendSet(self.failures)
         #: ``down_comm`` rank and world rank of every child (``children[j]``: ``j + 1`` and
         #: ``j + 1`` until a spare takes child ``j``'s place)
         self.child_ranks = [(j + 1, child + 1) for j, child in enumerate(links.children)]
+        self.keys = code.all_message_keys()
+        # every message is checked once, where it is read (``gradcode.train.intake``)
+        pull = collection_choice(ctx.plan).way == "pull"
+        intake = Intake(width, self._sender, notices=pull, ahead=0)  # no result comes early
+        self.port = ResultPort(
+            links.down_comm, sources, width, ctx.port(), self.failures, intake=intake
+        )
+        self.sends = SendSet(self.failures)
         self.spares: Replacements | None = None
         if spares:
             assert self.failures is not None and share is not None
@@ -145,7 +163,6 @@ class Master:
         self._collecting = False  # between an iteration's model going out and its decoding
         self._covered_late: list[int] = []  # ``scatter``: chunks covered after a death
         self._model: np.ndarray | None = None  # the current iteration's (a new spare gets it)
-        self.keys = code.all_message_keys()
         self.rows = (
             MessageRows(len(self.keys), width)
             if self.tree is None and code.decodes_faster_from_rows
@@ -185,6 +202,8 @@ class Master:
         self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
         self._began = 0.0  # when this iteration's model went out
         self._now = 0  # the iteration under way
+        self.refused = Refused(self._refused_keys, liars=bool(self.attacks.workers))
+        self.erasure = self._erasure()
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
@@ -203,6 +222,7 @@ class Master:
             failures=self.failures,
             orphans=self._orphans,
         )
+        reports = self._sound_reports(reports)
         self.port.close()
         self.session.stale += self.port.stale
         if self.tree is not None:
@@ -210,6 +230,8 @@ class Master:
         replacements = {"replacements": self.spares.records()} if self.spares else {}
         if self.caught is not None and self.caught.policy == "drop":
             replacements["dropped"] = self.caught.records()
+        if self.refused.history:
+            replacements["refused"] = self.refused.history
         return (
             {
                 "stale_discarded_by_nodes": int(sum(r[0] for r in reports.values())),
@@ -220,6 +242,22 @@ class Master:
             | {"distribution": self.distribution.as_dict()}
             | {"collection": self.collection.as_dict()}
         )
+
+    def _sound_reports(self, reports: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """The ``DONE`` reports the summary can take: at least ``[stale, sent]``, every value
+        finite; the others are named in ``refused`` and left out (a liar's report must not
+        crash the summary, nor put NaN in it)."""
+        sound = {}
+        workers = self.ctx.plan.workers
+        for rank, report in reports.items():
+            reason = "shorter than [stale, sent]" if report.size < 2 else non_finite(report)
+            if reason is None:
+                sound[rank] = report
+                continue
+            worker = rank - 1 if rank <= workers else None
+            refusal = Refusal(rank, worker, self.refused.iteration, MALFORMED, f"DONE: {reason}")
+            self.refused.take([refusal], lambda refusal: False)
+        return sound
 
     def _write_nodes(self, reports: dict[int, np.ndarray]) -> None:
         """A tree run's ``nodes.jsonl`` from the rows after ``RELAY_FIELDS`` in the ``DONE``
@@ -248,6 +286,7 @@ class Master:
                     "bytes": int(fields["bytes"]),
                     "mean": fields["transfer_sum"] / count if self.one_clock else None,
                     "max": fields["transfer_max"] if self.one_clock else None,
+                    "refused": int(fields["refused"]),
                 }
             )
         return {"relay_transfers": relays}
@@ -438,6 +477,7 @@ class Master:
                 "used": list(held),
                 "bytes_received": sum(r.nbytes for r in seen),
                 "stale": self.port.stale - stale_before,
+                "intake_time": self.port.intake_time,
                 "decode_failures": failures,
                 "messages": [self._describe(r, began) for r in seen],
                 "injected": self._injected(t),
@@ -447,6 +487,7 @@ class Master:
             | extras
             | self._failure_fields()
             | (self.caught.fields() if self.caught is not None else {})
+            | self.refused.fields()
         )
         for result in seen:
             self.port.release(result)
@@ -466,6 +507,7 @@ class Master:
             self._check_failures(t, ask=True)
         self._check_drops(t)
         self._now = t
+        self.refused.start(t)
         began = self._began = clock()
         self.port.start(t, began)
         if self.rows is not None:
@@ -532,7 +574,7 @@ class Master:
         refused the messages of every worker that can still answer."""
         for result in seen:
             key = self._key(result)
-            if key not in held:
+            if key not in held and key not in self.refused.erased:
                 held[key] = result if self.rows is None else self.rows.hold(result)
         if self.tree is not None:
             return
@@ -543,7 +585,7 @@ class Master:
             if worker not in lost
             for key in self.code.message_keys(worker)
         }
-        if expected <= set(held):
+        if expected <= set(held) | set(self.refused.erased):
             raise DecodingFailed(
                 t,
                 f"the decoder refused the messages of every live worker ({refusals[-1]})",
@@ -580,11 +622,15 @@ class Master:
         same batch after the one that made it decodable are seen (logged) but not used.
         """
         decodable = False
-        for result in self.port.poll(clock()):
+        results = self.port.poll(clock())
+        if self.refused.take(self.port.take_refused(), self._ignored_refusal):
+            self._erased(held)
+            decodable = self._decodable_now(held)
+        for result in results:
             if self.puller is not None and result.data.size == 0:
                 self._notice(result)
                 continue
-            if self._ignored(result):
+            if self._ignored(result) or self._key(result) in self.refused.erased:
                 self.port.release(result)
                 continue
             seen.append(result)
@@ -594,6 +640,74 @@ class Master:
         # an aggregator run can learn of a lost worker after the others' values came: no new
         # result then, but what it holds is every live worker's (a refusal of it ends the run)
         return decodable or self._every_live_value(held)
+
+    # -- refused messages (``gradcode.train.intake``, ``gradcode.train.refusals``) ----------
+    def _sender(self, source: int) -> Sender | None:
+        """Who may send on ``down_comm`` rank ``source``: a tree's child node, or the worker
+        that rank serves now (a spare in a dead worker's place serves it)."""
+        if self.tree is not None:
+            node = self.links.children[source - 1]
+            return Sender(node, frozenset([node]))
+        for worker, (rank, _) in enumerate(self.child_ranks):
+            if rank == source:
+                keys = self.code.message_keys(worker)
+                return Sender(worker, frozenset(self.keys.index(k) for k in keys))
+        return None
+
+    def _erasure(self) -> str | None:
+        """A refused message's place: a zero message the decoder corrects (``correct``), a
+        key answered that the aggregator does without (``aggregate``), or an erasure
+        (``None``; ``gradcode.train.refusals``)."""
+        if self.aggregator is not None:
+            return "aggregate"
+        return "correct" if self.reports else None
+
+    def _refused_keys(self, refusal: Refusal) -> list[Any]:
+        if refusal.worker is None:
+            return []
+        if self.tree is not None:
+            return [refusal.worker]
+        if refusal.key is not None:
+            return [self.keys[refusal.key]]
+        return list(self.code.message_keys(refusal.worker))
+
+    def _ignored_refusal(self, refusal: Refusal) -> bool:
+        return self.caught is not None and refusal.source in self.caught.ranks()
+
+    def _erased(self, held: dict[Any, Result]) -> None:
+        """Messages of this iteration were refused: none of them is used (a result taken
+        before its refusal leaves ``held``), and ``DecodingFailed`` once the code cannot do
+        without them (``gradcode.train.refusals``)."""
+        for key in self.refused.erased:
+            held.pop(key, None)
+        t = self.refused.iteration
+        named = self.refused.workers()
+        if self.erasure == "correct":
+            if len(named) > self.code.a:
+                raise DecodingFailed(
+                    t,
+                    f"workers {named} sent messages refused ({self.refused.reason()}), more "
+                    f"liars than the code corrects (a = {self.code.a})",
+                )
+            return
+        if self.erasure == "aggregate":
+            return
+        lost = set(self._lost(t))
+        if self.tree is not None:
+            left = [c for c in self.links.children if c not in lost]
+            left = [c for c in left if c not in self.refused.erased]
+            decodable = bool(left) and self.tree.children_decodable(MASTER, left)
+        else:
+            live = [w for w in range(self.code.n) if w not in lost]
+            left = [k for w in live for k in self.code.message_keys(w)]
+            left = [k for k in left if k not in self.refused.erased]
+            decodable = bool(left) and self.code.is_decodable(left)
+        if not decodable:
+            raise DecodingFailed(
+                t,
+                f"{self.refused.reason()}: {self.code.name} {self.code.params()} cannot "
+                "decode without it",
+            )
 
     def _notice(self, result: Result) -> None:
         """``pull``: a worker announced a ready message; ask for it if the code still needs
@@ -639,11 +753,14 @@ class Master:
         return self.keys[result.key]
 
     def _decodable_now(self, held: dict[Any, Result]) -> bool:
-        if not held:
+        keys = list(held)
+        if self.erasure is not None:  # a refused key is answered: it will not come
+            keys += [key for key in self.refused.erased if key not in held]
+        if not keys:
             return False
         if self.tree is not None:
-            return self.tree.children_decodable(MASTER, list(held))
-        return self.code.is_decodable(list(held)) or self._every_live_value(held)
+            return self.tree.children_decodable(MASTER, keys)
+        return self.code.is_decodable(keys) or self._every_live_value(held)
 
     # -- an aggregator past lost workers (``gradcode.train.tolerance``) ----------------------
     def _can_go_on(self, t: int) -> bool:
@@ -676,17 +793,25 @@ class Master:
         extras: dict[str, Any] = {}
         if self.forger is not None and self.attacks.active(t):
             began = clock()
-            messages = self._forge(messages, t)
+            messages = self._check_forged(self._forge(messages, t), messages, held)
             extras["attack_time"] = clock() - began
+        refused = self.refused.workers()
         if self.aggregator is not None:
-            return self._aggregate(messages, extras, t), extras
+            gradient = self._aggregate(messages, extras, t)
+            if self.reports:
+                extras["adversaries"] = sorted(set(extras["adversaries"]) | set(refused))
+            return gradient, extras
+        if self.erasure == "correct":
+            messages |= self.refused.placeholders(self.code.message_length(features))
         result = self.code.decode_result(messages, features)
         if self.reports:
-            extras["adversaries"] = sorted(
-                {int(self.code.worker_of(k)) for k in result.adversaries}
-            )
+            named = sorted({int(self.code.worker_of(k)) for k in result.adversaries})
+            extras["adversaries"] = sorted(set(named) | set(refused))
         if self.caught is not None:  # past the code's bound: no step along this result
-            self.caught.check(t, extras["adversaries"])
+            # a refused sender is proven a liar by its message: only the decoder's guesses
+            # are checked against the emulation's knowledge, all against ``a``
+            self.caught.check(t, [w for w in named if w not in refused])
+            self.caught.check(t, extras["adversaries"], proven=True)
         if self.estimates:
             extras["error_estimate"] = result.error_estimate
         return result.gradient, extras
@@ -723,6 +848,28 @@ class Master:
         if self.reports:
             extras["adversaries"] = sorted({int(code.worker_of(k)) for k in inputs.adversaries})
         return gradient
+
+    def _check_forged(
+        self, forged: dict[Any, np.ndarray], honest: dict[Any, np.ndarray], held: dict[Any, Result]
+    ) -> dict[Any, np.ndarray]:
+        """An emulated forgery meets the finiteness check its bytes would have met on the
+        wire: a non-finite one is refused like a received one (``_erased``; a code that must
+        now wait for more results refuses to decode, and the wait goes on)."""
+        t = self.refused.iteration
+        refusals = []
+        for key, value in forged.items():
+            reason = non_finite(value) if value is not honest[key] else None
+            if reason is not None:
+                worker = int(self.code.worker_of(key))
+                rank = self.child_ranks[worker][0]
+                reason += " (an omniscient forgery, emulated at the master)"
+                refusals.append(Refusal(rank, worker, t, NON_FINITE, reason, self.keys.index(key)))
+        if not refusals or not self.refused.take(refusals, lambda refusal: False):
+            return forged
+        self._erased(held)
+        if self.erasure is None and not self._decodable_now(held):
+            raise NotDecodableError(self.refused.reason(), needed=None)
+        return {key: value for key, value in forged.items() if key not in self.refused.erased}
 
     def _forge(self, messages: dict[Any, np.ndarray], t: int) -> dict[Any, np.ndarray]:
         """The omniscient attack's messages in place of the liars' honest ones (module

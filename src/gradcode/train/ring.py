@@ -20,6 +20,11 @@ worker from rank 0's checkpoint. Two implementations (``scheme.params.implementa
   chunk's transfer plus any wait for the left neighbour to reach the step.
 
 Report layout (``REPORT`` tag, float64): ``RING_FIELDS`` then, from worker 0, the sum.
+Rank 0 receives each report into a buffer of the length it expects, as bytes, and checks it
+(``gradcode.train.intake.report_refusal``: length, header, a finite sum) before stepping along
+it; a refused report stops the run (``DecodingFailed``, exit 4): every worker of a ring steps
+along the same sum, so none can be left out. The ring's own chunks, worker to worker, are not
+checked: a ring has no master to refuse them.
 """
 
 from __future__ import annotations
@@ -33,12 +38,14 @@ from gradcode import dilation
 from gradcode.optim import State
 from gradcode.train import protocol
 from gradcode.train.distribution import chunk_edges
+from gradcode.train.faults.caught import DecodingFailed
 from gradcode.train.faults.failures import CannotContinue
+from gradcode.train.intake import report_refusal
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
 from gradcode.train.session import Session
 from gradcode.train.shutdown import await_finish, stop_all
-from gradcode.train.transport import SendSet, nap, probe, receive_vector, wait
+from gradcode.train.transport import SendSet, nap, probe, wait
 
 RING_FIELDS = (
     "iteration",
@@ -192,15 +199,53 @@ class RingCoordinator:
         self.ctx, self.session = ctx, session
         self.delays = ctx.plan.delay_source()
         self.failures = ctx.failures if ctx.tolerant else None
-        #: a worker died: a ring cannot go on (set instead of raising, for ``run``'s caller)
-        self.stopped: CannotContinue | None = None
+        #: a worker died or its report was refused: a ring cannot go on (set instead of
+        #: raising, for ``run``'s caller)
+        self.stopped: CannotContinue | DecodingFailed | None = None
 
     def run(self) -> dict[str, Any]:
         try:
             return self._run()
-        except CannotContinue as stop:
+        except (CannotContinue, DecodingFailed) as stop:
             self.stopped = stop
             return {}
+
+    def _take(self, t: int, worker: int, status: MPI.Status) -> np.ndarray:
+        """Worker ``worker``'s probed report of iteration ``t``, checked; ``DecodingFailed``
+        when it is refused (module docstring)."""
+        ctx = self.ctx
+        buffer = np.empty(R + (ctx.features if worker == 0 else 0))
+        request = ctx.world.Irecv(
+            [buffer.view(np.uint8), MPI.BYTE], source=worker + 1, tag=status.Get_tag()
+        )
+        done, truncated = MPI.Status(), False
+        while True:
+            try:
+                if request.Test(done):
+                    break
+            except MPI.Exception as error:
+                if error.Get_error_class() != MPI.ERR_TRUNCATE:
+                    raise
+                truncated = True
+                break
+            nap(None, ctx.poll)
+        reason = report_refusal(
+            done.Get_count(MPI.BYTE),
+            buffer,
+            truncated=truncated,
+            iteration=t,
+            worker=worker,
+            fields=RING,
+        )
+        if status.Get_tag() != protocol.REPORT:
+            reason = f"tag {status.Get_tag()}, not a report's"
+        if reason is not None:
+            raise DecodingFailed(
+                t,
+                f"worker {worker}'s report refused ({reason}): a ring "
+                f"({ctx.plan.config.scheme.name}) steps along every worker's",
+            )
+        return buffer
 
     def _receive(self, t: int, reports: dict[int, np.ndarray], status: MPI.Status) -> None:
         """Take the reports that arrived; with failures, stop once a worker is dead."""
@@ -210,7 +255,7 @@ class RingCoordinator:
                 continue
             try:
                 if probe(ctx.world, worker + 1, status):
-                    reports[worker] = receive_vector(ctx.world, status)
+                    reports[worker] = self._take(t, worker, status)
             except MPI.Exception as error:
                 if failures is None:
                     raise
@@ -234,8 +279,6 @@ class RingCoordinator:
                 self._receive(t, reports, status)
                 if len(reports) < n:
                     nap(None, ctx.poll)
-            if any(int(r[RING["iteration"]]) != t for r in reports.values()):
-                raise RuntimeError(f"ring: reports out of order at iteration {t}")
             point = session.point()
             session.step(t, reports[0][R:].copy(), point)
             began = min(r[RING["began"]] for r in reports.values())

@@ -65,7 +65,7 @@ from gradcode.runlogs.nodelog import NODES_FILE
 from gradcode.sparsity import is_sparse
 from gradcode.topology import TopologyVisitor
 from gradcode.train import checkpoint as checkpoints
-from gradcode.train.faults.failures import EXIT_CANNOT_CONTINUE, Failures, is_failure
+from gradcode.train.faults.failures import Failures, is_failure
 from gradcode.train.node import describe_rank, summarize_ranks
 from gradcode.train.runtime import RankContext, flat_links
 from gradcode.train.session import CHECKPOINT_DIR, Session, peak_rss_mib
@@ -429,7 +429,7 @@ def _run_ring(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int
         # the ring's workers wait on their dead neighbour: nothing ends them but an abort
         stopped = session.stop(coordinator.stopped)
         print(f"{PROGRAM}: stopped: {stopped['message']}", file=sys.stderr, flush=True)
-        world.Abort(EXIT_CANNOT_CONTINUE)
+        world.Abort(coordinator.stopped.exit_status)
     session.finalize(extra | _faults(ctx), *_rank_end(world, ctx, began))
     return 0
 

@@ -20,6 +20,13 @@ and may swallow a result that completed beside the failure) and stops listening 
 source; an ``Outbox`` whose destination died drops what it holds and sends nothing more; a
 ``SendSet`` forgets sends to dead ranks. Each tells its ``Failures``, which learns from MPI
 which ranks failed.
+
+A sender may also be Byzantine (``gradcode.train.intake``): receives are posted as bytes, so a
+length that is not a whole number of float64 never reaches MPICH's unpacking (it aborted the
+receiver on such a message), a message longer than the posted buffer completes in error
+(``MPI_ERR_TRUNCATE``, on its own or as ``MPI_ERR_IN_STATUS`` of a ``Testsome``), and each is
+refused by the port's ``Intake`` where it is taken, with every other check of the layout, before
+anything uses it.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from gradcode.dilation import sleep
 from gradcode.runfile.bandwidth import SinglePort
 from gradcode.train import protocol
 from gradcode.train.faults.failures import Failures
+from gradcode.train.intake import Intake, Refusal
 from gradcode.train.protocol import FIELD, H, clock
 
 
@@ -72,6 +80,8 @@ class ResultPort:
     ``poll(now)`` returns the results of the current iteration that the (emulated) single
     port has finished receiving; results of older iterations are counted in ``stale`` and
     their buffers reused at once, and those of a later one kept until ``start`` begins it.
+    With an ``intake``, a result it refuses is never queued: ``take_refused`` hands the
+    refusals to the owner.
     """
 
     def __init__(
@@ -81,8 +91,14 @@ class ResultPort:
         width: int,
         port: SinglePort,
         failures: Failures | None = None,
+        intake: Intake | None = None,
     ) -> None:
         self.comm, self.sources, self.width, self.port = comm, list(sources), width, port
+        self.intake = intake
+        #: refusals not yet taken by the owner (``take_refused``)
+        self.refused: list[Refusal] = []
+        #: seconds spent in ``intake.check`` since the current iteration began
+        self.intake_time = 0.0
         self.failures = failures if failures is not None and failures.enabled else None
         #: indices of sources that died (their receive completed in error): never re-posted
         self.lost: set[int] = set()
@@ -106,8 +122,9 @@ class ResultPort:
     def _post(self, index: int) -> MPI.Request:
         buffer = self._buffers[index]
         try:
+            # as bytes: a sender's length need not be whole float64 (``intake``)
             return self.comm.Irecv(
-                [buffer, MPI.DOUBLE], source=self.sources[index], tag=MPI.ANY_TAG
+                [buffer.view(np.uint8), MPI.BYTE], source=self.sources[index], tag=MPI.ANY_TAG
             )
         except MPI.Exception as error:
             self._lose(index, error, "posting a receive")
@@ -123,6 +140,7 @@ class ResultPort:
         """Begin ``iteration``: results still queued for an older one are dropped, and those
         that came for it early (``_early``) are received now."""
         self.iteration = iteration
+        self.intake_time = 0.0
         while self._queue:
             self.release(self._queue.popleft())
             self.stale += 1
@@ -161,9 +179,9 @@ class ResultPort:
         if self.failures is not None:
             nap(until, poll)
             return
-        requests, statuses = self._requests, self._statuses
+        statuses = self._statuses
         while True:
-            done = MPI.Request.Testsome(requests, statuses)
+            done = self._testsome()
             if done:
                 now = clock()
                 for j, index in enumerate(done):
@@ -178,13 +196,25 @@ class ResultPort:
         # MPICH's progress engine completes about one incoming message per call: keep calling
         # while calls complete something (measured: 20 results took 20 sleeps, now one)
         for _ in range(4 * len(self._requests) + 1):
-            done = MPI.Request.Testsome(self._requests, self._statuses)
+            done = self._testsome()
             if not done:
                 break
             completed = clock()
             # statuses are compacted: statuses[j] describes requests[done[j]]
             for j, index in enumerate(done):
                 self._take(index, self._statuses[j], now, completed)
+
+    def _testsome(self) -> list[int]:
+        """``Testsome`` over the posted receives: the indices completed (``statuses[j]``
+        describes ``done[j]``). A receive that completed in error (a message longer than its
+        buffer) makes MPICH return ``MPI_ERR_IN_STATUS`` without the indices; mpi4py has freed
+        the completed requests by then, and MPICH fills the statuses in index order."""
+        try:
+            return list(MPI.Request.Testsome(self._requests, self._statuses) or [])
+        except MPI.Exception as error:
+            if error.Get_error_class() not in (MPI.ERR_IN_STATUS, MPI.ERR_TRUNCATE):
+                raise
+            return [i for i, r in enumerate(self._requests) if r == MPI.REQUEST_NULL]
 
     def _poll_each(self, now: float) -> None:
         """``_poll_some`` one request at a time, so a dead source's error names it."""
@@ -198,6 +228,10 @@ class ResultPort:
                     done = request.Test(self._statuses[index])
                 except MPI.Exception as error:
                     self._requests[index] = MPI.REQUEST_NULL
+                    if error.Get_error_class() == MPI.ERR_TRUNCATE:  # a liar, not a death
+                        self._take(index, self._statuses[index], now, clock())
+                        progress = True
+                        continue
                     self._lose(index, error, "a receive")
                     continue
                 if done:
@@ -206,10 +240,23 @@ class ResultPort:
 
     def _take(self, index: int, status: MPI.Status, now: float, completed: float) -> None:
         buffer = self._buffers[index]
-        count = status.Get_count(MPI.DOUBLE)
+        nbytes = status.Get_count(MPI.BYTE)
+        tag = status.Get_tag()
+        if self.intake is not None:
+            truncated = MPI.Get_error_class(status.Get_error()) == MPI.ERR_TRUNCATE
+            status.Set_error(MPI.SUCCESS)  # statuses are reused: a success may not reset it
+            checked = clock()
+            refusal = self.intake.check(
+                self.sources[index], tag, nbytes, buffer, self.iteration, truncated=truncated
+            )
+            self.intake_time += clock() - checked
+            if refusal is not None:
+                self.refused.append(refusal)
+                self._requests[index] = self._post(index)  # the buffer is reused as it is
+                return
+        count = nbytes // 8
         iteration = int(buffer[0]) if count >= H else -1
         self.first_heard.setdefault(self.sources[index], (iteration, completed))
-        tag = status.Get_tag()
         current = protocol.tag_iteration_matches(tag, self.iteration) and (
             iteration == self.iteration
         )
@@ -219,7 +266,6 @@ class ResultPort:
         if not (current or early):
             self.stale += 1  # a late result of an earlier iteration: never used
         else:
-            nbytes = count * 8
             result = Result(
                 source=self.sources[index],
                 iteration=iteration,
@@ -246,6 +292,11 @@ class ResultPort:
         # the port charges the message, not our header
         result.accepted = self.port.accept_time(now, result.nbytes - 8 * H)
         self._queue.append(result)
+
+    def take_refused(self) -> list[Refusal]:
+        """The refusals since the last call (``intake``), oldest first."""
+        refused, self.refused = self.refused, []
+        return refused
 
     def alive_sources(self) -> list[int]:
         """Sources whose receive is still posted (all but the dead)."""
@@ -276,8 +327,9 @@ class ResultPort:
 
 #: what a tree parent tells the master about its children's messages, in its ``DONE`` report
 #: after ``[stale, sent]``: how many it received, their bytes, and the sum and maximum of
-#: their measured transfer times (sender's ``sent`` to ``completed`` on the parent)
-RELAY_FIELDS = ("messages", "bytes", "transfer_sum", "transfer_max")
+#: their measured transfer times (sender's ``sent`` to ``completed`` on the parent), and how
+#: many its ``Intake`` refused (``gradcode.train.intake``)
+RELAY_FIELDS = ("messages", "bytes", "transfer_sum", "transfer_max", "refused")
 
 
 @dataclass
@@ -288,6 +340,7 @@ class RelayStats:
     bytes: int = 0
     transfer_sum: float = 0.0
     transfer_max: float = 0.0
+    refused: int = 0
 
     def add(self, result: Result) -> None:
         transfer = result.completed - result.field("sent")
@@ -297,7 +350,13 @@ class RelayStats:
         self.transfer_max = max(self.transfer_max, transfer)
 
     def values(self) -> list[float]:
-        return [float(self.messages), float(self.bytes), self.transfer_sum, self.transfer_max]
+        return [
+            float(self.messages),
+            float(self.bytes),
+            self.transfer_sum,
+            self.transfer_max,
+            float(self.refused),
+        ]
 
 
 @dataclass

@@ -40,6 +40,7 @@ more, and the node waits for ``STOP``, which the master then sends it on ``world
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -53,6 +54,7 @@ from gradcode.runfile.stragglers import DrawnAhead
 from gradcode.runlogs.nodelog import NodeLog
 from gradcode.train import protocol
 from gradcode.train.distribution import ModelAssembler, distribution_choice, scatter_pieces
+from gradcode.train.intake import Intake, Sender
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.pulling import Pulling, collector_puller
 from gradcode.train.runtime import Links, RankContext
@@ -144,10 +146,15 @@ class Worker:
         self.puller: Pulling | None = None
         if links.children:
             sources = list(range(1, len(links.children) + 1))
-            self.port = ResultPort(links.down_comm, sources, self.width, ctx.port(), self.failures)
+            # a child's message is checked once, where it is read (``gradcode.train.intake``)
+            intake = Intake(self.width, self._child, notices=self.pull)
+            self.port = ResultPort(
+                links.down_comm, sources, self.width, ctx.port(), self.failures, intake=intake
+            )
             if self.pull:
                 self.puller = collector_puller(self.code, self.worker)
         self.job: _Job | None = None
+        self._told: set[int | None] = set()  # children refused and told of
         self._status = MPI.Status()
         #: a tree's scattered pieces come on a communicator of their own, from any node
         self._pieces = links.pieces if scatter and links.pieces is not links.up_comm else None
@@ -158,6 +165,26 @@ class Worker:
         self.stopping = False
         self.done_sent: MPI.Request | None = None
         self.finished = False
+
+    def _child(self, source: int) -> Sender:
+        node = self.links.children[source - 1]
+        return Sender(node, frozenset([node]))
+
+    def _refusals(self) -> None:
+        """Children's messages the intake refused: never used (the node waits for its other
+        children as for a straggler), counted in the ``DONE`` report (``RELAY_FIELDS``) and
+        told on stderr the first time for each child."""
+        assert self.port is not None
+        for refusal in self.port.take_refused():
+            self.relay.refused += 1
+            if refusal.worker not in self._told:
+                self._told.add(refusal.worker)
+                print(
+                    f"gradcode.train: node {self.worker} refused a message of its child "
+                    f"{refusal.worker} (iteration {refusal.iteration}): {refusal.reason}",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def _prefix(self, key) -> int:
         if self.tree is not None or self.coded:
@@ -173,7 +200,9 @@ class Worker:
                 break
             now = clock()
             if self.port is not None:
-                for result in self.port.poll(now):
+                results = self.port.poll(now)
+                self._refusals()
+                for result in results:
                     job = self.job
                     current = (
                         job is not None and result.iteration == job.iteration and not job.sent_up

@@ -91,16 +91,17 @@ class Caught:
         self.dropped: dict[int, Drop] = {}  # by worker
         self._fresh: list[Drop] = []
 
-    def check(self, t: int, named: list[int]) -> None:
+    def check(self, t: int, named: list[int], *, proven: bool = False) -> None:
         """``DecodingFailed`` when the workers ``named`` in iteration ``t`` exceed what the
-        code vouches for: more than ``a``, or one that did not lie."""
+        code vouches for: more than ``a``, or one that did not lie (unless ``proven``: their
+        own messages were refused, ``gradcode.train.refusals``)."""
         if len(named) > self.a:
             raise DecodingFailed(
                 t,
                 f"the decoder named workers {named} as liars, more than the code corrects "
                 f"(a = {self.a}): its result is not vouched for",
             )
-        honest = [w for w in named if not self.attacks.lies(w, t)]
+        honest = [] if proven else [w for w in named if not self.attacks.lies(w, t)]
         if honest:
             raise DecodingFailed(
                 t,
