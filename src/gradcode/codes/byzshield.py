@@ -46,7 +46,8 @@ per file with a majority (``total = f``); a vote can be the liars' only where ``
 file's holders lie (``aggregation_corrupted``), the paper's *distorted* files. The worst
 number of distorted files over every placement of ``q`` liars, ``c_max^(q)``, and the
 *distortion fraction* ``c_max^(q) / f`` are computed by ``gradcode.codes.distortion`` (for
-any aggregable code, so DETOX's and the baseline's come from the same function);
+any aggregable code, so DETOX's and the baseline's come from the same function; for every
+``q`` at once, over the parallel classes, by ``worst_distortions``);
 ``distortion_bound`` is the paper's spectral upper bound on ``c_max^(q)``.
 """
 
@@ -70,6 +71,7 @@ from gradcode.codes.base import (
     require,
 )
 from gradcode.codes.completion import CompletionRule
+from gradcode.codes.distortion import Votes
 from gradcode.codes.draco_repetition import same_value
 from gradcode.codes.liars import EveryLiarPatterns
 
@@ -317,6 +319,11 @@ class ByzShield(EveryLiarPatterns, LinearCode):
         if not chosen:
             return 0
         return int((self._holds[chosen].sum(axis=0) >= self.quorum).sum())
+
+    def votes(self) -> Votes:
+        """Each file's vote: its ``r`` holders, one per parallel class, ``r'`` of them lying
+        make it theirs (``gradcode.codes.distortion.worst_distortions``)."""
+        return Votes(self._holds.astype(bool), self.parallel_classes(), self.quorum)
 
     def distortion_bound(self, liars: int) -> float:
         """The paper's upper bound ``gamma`` on ``c_max^(q)``, the most files ``q = liars``

@@ -12,10 +12,11 @@ exactly, by trying every ``q``-subset of the ``n`` workers (refused in one line 
 from the same function and are comparable.
 
 ``worst_distortions`` finds the same maximum for every ``q <= q_max`` at once, fast enough for
-ByzShield's tables (``K = 35``, ``q = 13``: ``C(35, 13) = 1.5e9`` placements), for a code whose
-workers fall into *parallel classes* (``parallel_classes()``: every file has exactly one holder
-in each class, so a class's workers hold disjoint files) and whose value is corrupted when
-``quorum`` of its holders lie (ByzShield's placements). Three exact reductions, no heuristic:
+ByzShield's tables (``K = 35``, ``q = 13``: ``C(35, 13) = 1.5e9`` placements), for a code that
+describes its votes (``votes()``, a ``Votes``: which workers hold each value, the *parallel
+classes* of workers, every value having exactly one holder in each class, so a class's workers
+hold disjoint values, and the ``quorum`` of lying holders that corrupts a value: ByzShield's
+placements, DETOX's groups). Three exact reductions, no heuristic:
 
 - the last class is never enumerated: once the liars of the other classes are fixed, each of its
   workers distorts, on its own, the files of its own that already have ``quorum - 1`` liars,
@@ -40,6 +41,18 @@ from gradcode.codes.base import GradientCode, check_int, require
 
 #: most ``q``-subsets ``worst_distortion`` tries by default (about 10 s of Python calls)
 MAX_PLACEMENTS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Votes:
+    """How an aggregable code's values are voted: ``holders`` (0/1, workers x values: the
+    workers whose copies vote the value), ``classes`` (the parallel classes: a partition of the
+    workers with one holder of every value in each) and ``quorum`` (lying holders that make a
+    value's vote theirs)."""
+
+    holders: np.ndarray
+    classes: tuple[tuple[int, ...], ...]
+    quorum: int
 
 
 @dataclass(frozen=True)
@@ -86,17 +99,17 @@ def worst_distortion(code: GradientCode, liars: int, *, limit: int = MAX_PLACEME
 
 
 def worst_distortions(code: GradientCode, q_max: int) -> tuple[Distortion, ...]:
-    """``c_max^(q)`` of ``code`` for ``q = 0 .. q_max`` (module docstring): the code must have
-    ``parallel_classes()`` and ``quorum``, a value being corrupted when ``quorum`` of its
-    holders lie; the result is checked against ``code.aggregation_corrupted``."""
+    """``c_max^(q)`` of ``code`` for ``q = 0 .. q_max`` (module docstring), for a code with
+    ``votes()``; each worst placement found is checked with ``code.aggregation_corrupted``."""
     q_max = check_int("liars", code.name, q_max)
     require(q_max <= code.n, f"distortion: {code.name} has n={code.n} workers (got q={q_max})")
-    classes = getattr(code, "parallel_classes", None)
+    describe = getattr(code, "votes", None)
     require(
-        classes is not None and hasattr(code, "quorum"),
-        f"distortion: {code.name} has no parallel classes (use worst_distortion)",
+        describe is not None,
+        f"distortion: {code.name} does not describe its votes (use worst_distortion)",
     )
-    found = class_search(code.assignment_matrix(), classes(), code.quorum, q_max)
+    votes: Votes = describe()
+    found = class_search(votes.holders, votes.classes, votes.quorum, q_max)
     results = []
     for q, (distorted, worst) in enumerate(found):
         if code.aggregation_corrupted(worst) != distorted:  # a broken search, never an input
@@ -140,32 +153,40 @@ def class_search(
     order = np.argsort(sizes, kind="stable")
     counts, sizes = counts[order], sizes[order]
     starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])
-    last_holds = member[last].T.astype(np.float32)  # files x workers of the last class
     width = len(classes[last])
+    # the block's files ordered by their holder in the last class, so that a last-class
+    # worker's gain is a sum over consecutive columns
+    by_holder = np.argsort(holder[last], kind="stable")
+    counts = np.ascontiguousarray(counts[:, by_holder])
+    holder_starts = np.searchsorted(holder[last][by_holder], np.arange(width))
 
-    best = [-1] * (q_max + 1)
+    # liars in the block's size groups and the last class: (groups) x (b = 0 .. width)
+    group_liars = sizes[starts][:, None] + np.arange(width + 1)[None, :]
+    best = np.full(q_max + 1, -1, dtype=np.int64)
     where: list[tuple[tuple[int, ...], int, int]] = [((), 0, 0)] * (q_max + 1)
     for prefix in _looped_choices(holds, classes, looped, subsets):
         chosen, base_counts = prefix
         size = len(chosen)
         if size > q_max:
             continue
-        total = counts + base_counts
-        distorted = (total >= quorum).sum(axis=1)
-        gains = (total == quorum - 1).astype(np.float32) @ last_holds
-        ranked = -np.sort(-gains, axis=1)
-        value = np.concatenate(
-            [distorted[:, None], distorted[:, None] + np.cumsum(ranked, axis=1)], axis=1
-        )
+        total = counts + base_counts[by_holder]
+        distorted = np.count_nonzero(total >= quorum, axis=1)
+        near = (total == quorum - 1).view(np.int8)
+        ranked = np.sort(np.add.reduceat(near, holder_starts, axis=1), axis=1)[:, ::-1]
+        value = np.empty((len(total), width + 1), dtype=np.int64)
+        value[:, 0] = distorted
+        np.cumsum(ranked, axis=1, out=value[:, 1:])
+        value[:, 1:] += distorted[:, None]
         top = np.maximum.reduceat(value, starts, axis=0)  # (block sizes) x (b = 0 .. width)
-        for group, first in enumerate(starts):
-            for b in range(width + 1):
-                q = size + int(sizes[first]) + b
-                if q <= q_max and top[group, b] > best[q]:
-                    best[q] = int(top[group, b])
-                    stop = starts[group + 1] if group + 1 < len(starts) else len(sizes)
-                    row = first + int(np.argmax(value[first:stop, b]))
-                    where[q] = (chosen, row, b)
+        liars = size + group_liars
+        better = (liars <= q_max) & (top > best[np.minimum(liars, q_max)])
+        for group, b in zip(*np.nonzero(better), strict=True):
+            q = int(liars[group, b])
+            if top[group, b] > best[q]:
+                best[q] = top[group, b]
+                stop = starts[group + 1] if group + 1 < len(starts) else len(sizes)
+                row = starts[group] + int(np.argmax(value[starts[group] : stop, b]))
+                where[q] = (chosen, row, int(b))
     results = []
     for q in range(q_max + 1):
         chosen, row, b = where[q]
@@ -173,7 +194,7 @@ def class_search(
         total = holds[workers].sum(axis=0)
         gains = ((total == quorum - 1)[None, :] & member[last]).sum(axis=1)
         workers += [classes[last][t] for t in np.argsort(-gains, kind="stable")[:b]]
-        results.append((best[q], tuple(sorted(int(w) for w in workers))))
+        results.append((int(best[q]), tuple(sorted(int(w) for w in workers))))
     return results
 
 
@@ -184,6 +205,9 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
 def _looped_choices(holds, classes, looped, subsets):
     """Every choice of liars in the looped classes (the first up to rotation when rotation is
     an automorphism), with its per-file liar counts."""
+    if not looped:  # a single class: the last one does everything
+        yield (), np.zeros(holds.shape[1], dtype=np.int8)
+        return
     first = len(classes[looped[0]])
     masks = range(1 << first)
     if _rotation_is_automorphism(holds, classes):
