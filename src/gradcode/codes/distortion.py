@@ -158,7 +158,7 @@ def class_search(
     # worker's gain is a sum over consecutive columns
     by_holder = np.argsort(holder[last], kind="stable")
     counts = np.ascontiguousarray(counts[:, by_holder])
-    holder_starts = np.searchsorted(holder[last][by_holder], np.arange(width))
+    holder_bounds = np.searchsorted(holder[last][by_holder], np.arange(width + 1))
 
     # liars in the block's size groups and the last class: (groups) x (b = 0 .. width)
     group_liars = sizes[starts][:, None] + np.arange(width + 1)[None, :]
@@ -171,8 +171,10 @@ def class_search(
             continue
         total = counts + base_counts[by_holder]
         distorted = np.count_nonzero(total >= quorum, axis=1)
-        near = (total == quorum - 1).view(np.int8)
-        ranked = np.sort(np.add.reduceat(near, holder_starts, axis=1), axis=1)[:, ::-1]
+        near = np.zeros((len(total), files + 1), dtype=np.int32)
+        np.cumsum(total == quorum - 1, axis=1, out=near[:, 1:])
+        gains = near[:, holder_bounds[1:]] - near[:, holder_bounds[:-1]]
+        ranked = np.sort(gains, axis=1)[:, ::-1]
         value = np.empty((len(total), width + 1), dtype=np.int64)
         value[:, 0] = distorted
         np.cumsum(ranked, axis=1, out=value[:, 1:])
@@ -238,10 +240,11 @@ def _block_workers(classes, block, index: int) -> list[int]:
 
 def _rotation_is_automorphism(holds: np.ndarray, classes: Sequence[Sequence[int]]) -> bool:
     """Whether moving every class's ``t``-th worker to its ``t + 1``-th (cyclically) maps the
-    files' sets of holders onto themselves."""
+    files' sets of holders onto themselves (each as often as before)."""
     image = {}
     for c in classes:
         for t, w in enumerate(c):
             image[w] = c[(t + 1) % len(c)]
-    files = {frozenset(np.flatnonzero(column).tolist()) for column in holds.T}
-    return {frozenset(image[w] for w in f) for f in files} == files
+    # as multisets: files with the same holders count as often as there are such files
+    files = sorted(tuple(np.flatnonzero(column).tolist()) for column in holds.T)
+    return sorted(tuple(sorted(image[w] for w in f)) for f in files) == files
