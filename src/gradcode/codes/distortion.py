@@ -159,6 +159,8 @@ def class_search(
     by_holder = np.argsort(holder[last], kind="stable")
     counts = np.ascontiguousarray(counts[:, by_holder])
     holder_bounds = np.searchsorted(holder[last][by_holder], np.arange(width + 1))
+    loads = np.diff(holder_bounds)
+    load = int(loads[0]) if (loads == loads[0]).all() and loads[0] > 0 else 0
 
     # liars in the block's size groups and the last class: (groups) x (b = 0 .. width)
     group_liars = sizes[starts][:, None] + np.arange(width + 1)[None, :]
@@ -169,24 +171,30 @@ def class_search(
         size = len(chosen)
         if size > q_max:
             continue
-        total = counts + base_counts[by_holder]
+        fits = int(np.searchsorted(sizes, q_max - size, side="right"))  # rows within q_max
+        total = counts[:fits] + base_counts[by_holder]
         distorted = np.count_nonzero(total >= quorum, axis=1)
-        near = np.zeros((len(total), files + 1), dtype=np.int32)
-        np.cumsum(total == quorum - 1, axis=1, out=near[:, 1:])
-        gains = near[:, holder_bounds[1:]] - near[:, holder_bounds[:-1]]
+        near = total == quorum - 1
+        if load:  # every last-class worker holds `load` consecutive columns
+            gains = near.reshape(len(total), width, load).sum(axis=2, dtype=np.int32)
+        else:
+            running = np.zeros((len(total), files + 1), dtype=np.int32)
+            np.cumsum(near, axis=1, out=running[:, 1:])
+            gains = running[:, holder_bounds[1:]] - running[:, holder_bounds[:-1]]
         ranked = np.sort(gains, axis=1)[:, ::-1]
         value = np.empty((len(total), width + 1), dtype=np.int64)
         value[:, 0] = distorted
         np.cumsum(ranked, axis=1, out=value[:, 1:])
         value[:, 1:] += distorted[:, None]
-        top = np.maximum.reduceat(value, starts, axis=0)  # (block sizes) x (b = 0 .. width)
-        liars = size + group_liars
+        groups = int(np.searchsorted(starts, fits))
+        top = np.maximum.reduceat(value, starts[:groups], axis=0)  # (sizes) x (b = 0 .. width)
+        liars = size + group_liars[:groups]
         better = (liars <= q_max) & (top > best[np.minimum(liars, q_max)])
         for group, b in zip(*np.nonzero(better), strict=True):
             q = int(liars[group, b])
             if top[group, b] > best[q]:
                 best[q] = top[group, b]
-                stop = starts[group + 1] if group + 1 < len(starts) else len(sizes)
+                stop = starts[group + 1] if group + 1 < groups else fits
                 row = starts[group] + int(np.argmax(value[starts[group] : stop, b]))
                 where[q] = (chosen, row, int(b))
     results = []
