@@ -24,8 +24,10 @@ placements, DETOX's groups). Three exact reductions, no heuristic:
 - the two classes before it are enumerated as one array (every pair of their subsets, each a
   row of per-file liar counts) and the rest, the first class included, in a loop;
 - the first class's subsets are taken up to rotation when rotating every class by one worker
-  (the placements' cyclic shift) maps the placement onto itself, which is checked, not
-  assumed: a set of liars and its rotation distort equally many files.
+  (the placements' cyclic shift) maps the placement onto itself, and the second class's too
+  when rotating class ``i`` by ``i`` workers also does (ByzShield's three placements: the
+  affine shifts of their grids); both are checked, not assumed: a set of liars and its image
+  under an automorphism distort equally many files.
 """
 
 from __future__ import annotations
@@ -213,23 +215,32 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
 
 
 def _looped_choices(holds, classes, looped, subsets):
-    """Every choice of liars in the looped classes (the first up to rotation when rotation is
-    an automorphism), with its per-file liar counts."""
+    """Every choice of liars in the looped classes, the first (and second) up to rotation where
+    rotations are automorphisms (``_rotations``), with its per-file liar counts."""
     if not looped:  # a single class: the last one does everything
         yield (), np.zeros(holds.shape[1], dtype=np.int8)
         return
-    first = len(classes[looped[0]])
-    masks = range(1 << first)
-    if _rotation_is_automorphism(holds, classes):
-        rotations = [
-            min(((m << t) | (m >> (first - t))) & ((1 << first) - 1) for t in range(first))
-            for m in masks
-        ]
-        masks = [m for m in masks if rotations[m] == m]
-    options = [list(masks)] + [list(range(1 << len(classes[c]))) for c in looped[1:]]
+    options = [list(range(1 << len(classes[c]))) for c in looped]
+    for c in range(min(_rotations(holds, classes), len(looped))):
+        options[c] = [m for m in options[c] if m == _least_rotation(m, len(classes[looped[c]]))]
     for picks in itertools.product(*options):
         chosen = [classes[c][t] for c, mask in zip(looped, picks, strict=True) for t in _bits(mask)]
         yield tuple(chosen), holds[chosen].sum(axis=0).astype(np.int8)
+
+
+def _least_rotation(mask: int, width: int) -> int:
+    full = (1 << width) - 1
+    return min(((mask << t) | (mask >> (width - t))) & full for t in range(width))
+
+
+def _rotations(holds: np.ndarray, classes: Sequence[Sequence[int]]) -> int:
+    """How many leading classes can each be rotated to any position independently: 1 when
+    rotating every class by one worker maps the placement onto itself, 2 when moreover
+    rotating class ``i`` by ``i`` workers does (their powers then turn class 0 by ``w`` and
+    class 1 by ``w + u``, any two amounts: the affine shifts of ByzShield's placements)."""
+    if not _is_automorphism(holds, classes, [1] * len(classes)):
+        return 0
+    return 2 if _is_automorphism(holds, classes, list(range(len(classes)))) else 1
 
 
 def _bits(mask: int) -> list[int]:
@@ -246,13 +257,15 @@ def _block_workers(classes, block, index: int) -> list[int]:
     return workers
 
 
-def _rotation_is_automorphism(holds: np.ndarray, classes: Sequence[Sequence[int]]) -> bool:
-    """Whether moving every class's ``t``-th worker to its ``t + 1``-th (cyclically) maps the
-    files' sets of holders onto themselves (each as often as before)."""
+def _is_automorphism(
+    holds: np.ndarray, classes: Sequence[Sequence[int]], steps: Sequence[int]
+) -> bool:
+    """Whether moving class ``i``'s ``t``-th worker to its ``t + steps[i]``-th (cyclically)
+    maps the files' sets of holders onto themselves (each as often as before)."""
     image = {}
-    for c in classes:
+    for c, step in zip(classes, steps, strict=True):
         for t, w in enumerate(c):
-            image[w] = c[(t + 1) % len(c)]
+            image[w] = c[(t + step) % len(c)]
     # as multisets: files with the same holders count as often as there are such files
     files = sorted(tuple(np.flatnonzero(column).tolist()) for column in holds.T)
     return sorted(tuple(sorted(image[w] for w in f)) for f in files) == files
