@@ -161,8 +161,6 @@ def class_search(
     by_holder = np.argsort(holder[last], kind="stable")
     counts = np.ascontiguousarray(counts[:, by_holder])
     holder_bounds = np.searchsorted(holder[last][by_holder], np.arange(width + 1))
-    loads = np.diff(holder_bounds)
-    load = int(loads[0]) if (loads == loads[0]).all() and loads[0] > 0 else 0
 
     # liars in the block's size groups and the last class: (groups) x (b = 0 .. width)
     group_liars = sizes[starts][:, None] + np.arange(width + 1)[None, :]
@@ -175,19 +173,7 @@ def class_search(
             continue
         fits = int(np.searchsorted(sizes, q_max - size, side="right"))  # rows within q_max
         total = counts[:fits] + base_counts[by_holder]
-        distorted = np.count_nonzero(total >= quorum, axis=1)
-        near = total == quorum - 1
-        if load:  # every last-class worker holds `load` consecutive columns
-            gains = near.reshape(len(total), width, load).sum(axis=2, dtype=np.int32)
-        else:
-            running = np.zeros((len(total), files + 1), dtype=np.int32)
-            np.cumsum(near, axis=1, out=running[:, 1:])
-            gains = running[:, holder_bounds[1:]] - running[:, holder_bounds[:-1]]
-        ranked = np.sort(gains, axis=1)[:, ::-1]
-        value = np.empty((len(total), width + 1), dtype=np.int64)
-        value[:, 0] = distorted
-        np.cumsum(ranked, axis=1, out=value[:, 1:])
-        value[:, 1:] += distorted[:, None]
+        value = _with_last_class(total, quorum, holder_bounds)
         groups = int(np.searchsorted(starts, fits))
         top = np.maximum.reduceat(value, starts[:groups], axis=0)  # (sizes) x (b = 0 .. width)
         liars = size + group_liars[:groups]
@@ -199,15 +185,41 @@ def class_search(
                 stop = starts[group + 1] if group + 1 < groups else fits
                 row = starts[group] + int(np.argmax(value[starts[group] : stop, b]))
                 where[q] = (chosen, row, int(b))
-    results = []
-    for q in range(q_max + 1):
-        chosen, row, b = where[q]
-        workers = list(chosen) + _block_workers(classes, block, order[row])
-        total = holds[workers].sum(axis=0)
-        gains = ((total == quorum - 1)[None, :] & member[last]).sum(axis=1)
-        workers += [classes[last][t] for t in np.argsort(-gains, kind="stable")[:b]]
-        results.append((int(best[q]), tuple(sorted(int(w) for w in workers))))
-    return results
+    return [
+        (int(best[q]), _placement(holds, classes, quorum, block, chosen, order[row], b))
+        for q, (chosen, row, b) in enumerate(where)
+    ]
+
+
+def _with_last_class(total: np.ndarray, quorum: int, bounds: np.ndarray) -> np.ndarray:
+    """Per row of liar counts (files ordered by their last-class holder, whose ``t``-th worker
+    holds columns ``bounds[t] .. bounds[t + 1]``): the files distorted with ``b = 0 .. width``
+    last-class liars, the ``b`` of largest gain."""
+    rows, width = len(total), len(bounds) - 1
+    distorted = np.count_nonzero(total >= quorum, axis=1)
+    near = total == quorum - 1
+    loads = np.diff(bounds)
+    if loads[0] > 0 and (loads == loads[0]).all():  # equal loads: a reshape sums them
+        gains = near.reshape(rows, width, int(loads[0])).sum(axis=2, dtype=np.int32)
+    else:
+        running = np.zeros((rows, near.shape[1] + 1), dtype=np.int32)
+        np.cumsum(near, axis=1, out=running[:, 1:])
+        gains = running[:, bounds[1:]] - running[:, bounds[:-1]]
+    value = np.empty((rows, width + 1), dtype=np.int64)
+    value[:, 0] = distorted
+    np.cumsum(np.sort(gains, axis=1)[:, ::-1], axis=1, out=value[:, 1:])
+    value[:, 1:] += distorted[:, None]
+    return value
+
+
+def _placement(holds, classes, quorum, block, chosen, index, b) -> tuple[int, ...]:
+    """The workers of one found maximum: the looped choice, block row ``index``, and the
+    ``b`` last-class workers of largest gain (as ``_with_last_class`` ranked them)."""
+    workers = list(chosen) + _block_workers(classes, block, index)
+    near = holds[workers].sum(axis=0) == quorum - 1
+    gains = (near[None, :] & holds[list(classes[-1])]).sum(axis=1)
+    workers += [classes[-1][t] for t in np.argsort(-gains, kind="stable")[:b]]
+    return tuple(sorted(int(w) for w in workers))
 
 
 def _popcount(masks: np.ndarray) -> np.ndarray:
