@@ -189,3 +189,93 @@ def test_run_files_take_more_liars_with_an_aggregator_over_the_file_votes():
     build_plan(
         parse_config(minimal(scheme=SCHEME, adversaries=three, aggregator={"name": "median"}))
     )
+
+
+def paper_bigraph(m: int, s: int) -> np.ndarray:
+    """The paper's B (Sec. 4.2.1): s x m blocks, block (i, j) = P^(i j), P the s x s cyclic
+    shift with P[a, b] = 1 iff b = a - 1 (mod s); built with matrix powers."""
+    shift = np.zeros((s, s), dtype=int)
+    shift[np.arange(s), (np.arange(s) - 1) % s] = 1
+    return np.block([[np.linalg.matrix_power(shift, i * j) for j in range(m)] for i in range(s)])
+
+
+@pytest.mark.parametrize(
+    ("params", "shape", "biadjacency"),
+    [
+        # Case 1 (m < s): H = B^T, workers are B's columns
+        ({"l": 5, "r": 3, "placement": "ramanujan-1"}, (15, 25), paper_bigraph(3, 5).T),
+        ({"l": 7, "r": 5, "placement": "ramanujan-1"}, (35, 49), paper_bigraph(5, 7).T),
+        # Case 2 (m >= s, s | m): H = B, workers are B's rows
+        ({"l": 5, "r": 5, "placement": "ramanujan-2"}, (25, 25), paper_bigraph(5, 5)),
+        ({"l": 10, "r": 5, "placement": "ramanujan-2"}, (25, 50), paper_bigraph(10, 5)),
+    ],
+)
+def test_ramanujan_placements_are_the_paper_s_bigraphs(params, shape, biadjacency):
+    code = build("byzshield", **params)
+    holds = code.assignment_matrix().astype(int)
+    assert (code.n, code.k) == shape and np.array_equal(holds, biadjacency)
+    assert (holds.sum(axis=1) == params["l"]).all() and (holds.sum(axis=0) == params["r"]).all()
+    for members in code.parallel_classes():
+        assert (holds[list(members)].sum(axis=0) == 1).all()  # one holder per class
+    # Ramanujan: second singular value <= sqrt(d_L - 1) + sqrt(d_R - 1)
+    second = np.linalg.svd(holds, compute_uv=False)[1]
+    assert second <= np.sqrt(params["l"] - 1) + np.sqrt(params["r"] - 1)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"l": 5, "r": 3, "placement": "ramanujan-1"},
+        {"l": 3, "r": 3, "placement": "ramanujan-2"},
+        {"l": 5, "r": 5, "placement": "ramanujan-2"},
+    ],
+)
+def test_ramanujan_placements_conform_and_decode_exactly_with_up_to_a_liars(params):
+    code = build("byzshield", **params)
+    report = assert_conforms(code, exhaustive=True, subsets=20, trials=20).verification
+    assert report is not None and report.liars_named == report.patterns_with_liars
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal((code.k, 3))
+    honest = honest_messages(code, g)
+    for count in range(code.a + 1):
+        for liars in itertools.combinations(range(code.n), count):
+            result = code.decode_result(lying(code, honest, liars, rng), 3)
+            assert np.allclose(result.gradient, g.sum(axis=0), rtol=1e-12, atol=1e-12)
+            assert {code.worker_of(key) for key in result.adversaries} == set(liars)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        (
+            {"l": 5, "r": 3, "placement": "ramanujan"},
+            "byzshield needs placement in mols, ramanujan-1, ramanujan-2 (got 'ramanujan')",
+        ),
+        (
+            {"l": 5, "r": 1, "placement": "ramanujan-1"},
+            "byzshield ramanujan-1 needs r >= 3 (got r=1)",
+        ),
+        (
+            {"l": 6, "r": 3, "placement": "ramanujan-1"},
+            "byzshield needs a prime l (got l=6; prime powers are not supported)",
+        ),
+        (
+            {"l": 7, "r": 5, "placement": "ramanujan-2"},
+            "byzshield ramanujan-2 needs a prime r dividing l (got l=7, r=5)",
+        ),
+        (
+            {"l": 9, "r": 9, "placement": "ramanujan-2"},
+            "byzshield ramanujan-2 needs a prime r dividing l (got l=9, r=9)",
+        ),
+    ],
+)
+def test_bad_placements_are_one_line(params, expected):
+    with pytest.raises(ParameterError) as caught:
+        build("byzshield", **params)
+    assert str(caught.value) == expected
+
+
+def test_a_run_file_takes_a_ramanujan_placement():
+    scheme = {"name": "byzshield", "params": {"l": 5, "r": 5, "placement": "ramanujan-2"}}
+    plan = build_plan(parse_config(minimal(scheme=scheme, adversaries={"workers": [0, 7]})))
+    assert plan.code.n == 25 and plan.code.a == 2

@@ -42,7 +42,7 @@ ANALYSES: dict[str, tuple[str, str]] = {
     ),
     "byzshield-distortion": (
         "byzshield_distortion",
-        "ByzShield Sec. 5: worst-case distortion fraction, MOLS placement beside DETOX, baseline",
+        "ByzShield Tables 3-6: exact worst-case distortion, MOLS and Ramanujan, beside the paper",
     ),
     "byzantine-aggregation": (
         "byzantine_aggregation",

@@ -4,17 +4,28 @@ Konstantinidis & Ramamoorthy, "ByzShield: An Efficient and Robust System for Dis
 Training", MLSys 2021: files placed on workers by mutually orthogonal Latin squares (MOLS), a
 majority vote per file over its ``r`` copies, then a robust aggregator over the ``f`` votes.
 
-Placement. ``l`` prime, ``r`` odd with ``1 <= r <= l - 1``. The data set is cut into ``f = l^2``
-files (partitions), file ``p = i l + j`` being cell ``(i, j)`` of an ``l x l`` grid. Latin
-square ``c = 1 .. r`` is ``L_c(i, j) = c i + j (mod l)``; for ``l`` prime the ``l - 1`` squares
-``c = 1 .. l - 1`` are mutually orthogonal. Square ``c`` gives ``l`` workers, worker
-``(c - 1) l + v`` holding the ``l`` cells where ``L_c`` equals ``v``: ``K = r l`` workers of
-load ``l`` each, every file on ``r`` workers, one per square. Two workers of one square hold
-disjoint files; two of different squares exactly one common file (orthogonality: ``c i + j =
-v``, ``c' i + j = v'`` has one solution ``(i, j)`` when ``c != c'``), which is what keeps an
-omniscient attacker from concentrating its liars on few files. Only prime ``l`` is built
-(prime powers would need the field ``GF(p^k)``; refused in one line), and neither the
-paper's Ramanujan-graph placements nor stragglers (``s = 0``).
+Placement (``placement``, default ``mols``). ``l`` prime, ``r`` odd with ``1 <= r <= l - 1``.
+The data set is cut into ``f = l^2`` files (partitions), file ``p = i l + j`` being cell ``(i,
+j)`` of an ``l x l`` grid. Latin square ``c = 1 .. r`` is ``L_c(i, j) = c i + j (mod l)``; for
+``l`` prime the ``l - 1`` squares ``c = 1 .. l - 1`` are mutually orthogonal. Square ``c`` gives
+``l`` workers, worker ``(c - 1) l + v`` holding the ``l`` cells where ``L_c`` equals ``v``: ``K
+= r l`` workers of load ``l`` each, every file on ``r`` workers, one per square. Two workers of
+one square hold disjoint files; two of different squares exactly one common file
+(orthogonality: ``c i + j = v``, ``c' i + j = v'`` has one solution ``(i, j)`` when ``c !=
+c'``), which is what keeps an omniscient attacker from concentrating its liars on few files.
+Only prime ``l`` is built (prime powers would need the field ``GF(p^k)``; refused in one line).
+
+The paper's Ramanujan bigraphs (Sec. 4.2.1, after Burnwal et al. 2020) are the other two
+placements. With a prime ``s``, ``m >= 2`` and the cyclic shift ``P`` (``P[a, b] = 1`` iff ``b =
+a - 1 (mod s)``), ``B`` is the ``s x m`` block matrix of ``s x s`` blocks ``P^(I J)``: row ``(I,
+a)`` meets column ``(J, b)`` iff ``b = a - I J (mod s)``. ``ramanujan-1`` (the paper's Case 1,
+``m < s``): ``H = B^T``, the ``m s`` columns are workers, the ``s^2`` rows files, so ``l = s``
+(prime) and ``r = m`` (odd, ``3 <= r <= l - 1``): the MOLS case's ``K = r l``, ``f = l^2``.
+``ramanujan-2`` (Case 2, ``m >= s``, ``s | m``): ``H = B``, the ``s^2`` rows are workers, the ``m
+s`` columns files, so ``r = s`` (an odd prime) and ``l = m`` (a multiple of ``r``): ``K =
+r^2``, ``f = r l``. In all three every file has one holder in each of ``r`` *parallel classes*
+(squares; block columns; block rows) of ``K / r`` workers, consecutive in the numbering, whose
+workers hold disjoint files (``parallel_classes``); no straggler is tolerated (``s = 0``).
 
 Messages. Worker ``w`` sends each of its files' partial gradient as its own message, keys
 ``(w, j)``, ``j = 0 .. l - 1`` in computing order (message ``j`` needs the first ``j + 1``
@@ -37,7 +48,8 @@ per file with a majority (``total = f``); a vote can be the liars' only where ``
 file's holders lie (``aggregation_corrupted``), the paper's *distorted* files. The worst
 number of distorted files over every placement of ``q`` liars, ``c_max^(q)``, and the
 *distortion fraction* ``c_max^(q) / f`` are computed by ``gradcode.codes.distortion`` (for
-any aggregable code, so DETOX's and the baseline's come from the same function);
+any aggregable code, so DETOX's and the baseline's come from the same function; for every
+``q`` at once, over the parallel classes, by ``worst_distortions``);
 ``distortion_bound`` is the paper's spectral upper bound on ``c_max^(q)``.
 """
 
@@ -61,6 +73,7 @@ from gradcode.codes.base import (
     require,
 )
 from gradcode.codes.completion import CompletionRule
+from gradcode.codes.distortion import Votes
 from gradcode.codes.draco_repetition import same_value
 from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
 
@@ -72,6 +85,10 @@ def is_prime(value: int) -> bool:
     return all(value % d for d in range(2, math.isqrt(value) + 1))
 
 
+#: the placements ``ByzShield`` builds (module docstring)
+PLACEMENTS = ("mols", "ramanujan-1", "ramanujan-2")
+
+
 def mols_placement(l: int, r: int) -> tuple[tuple[int, ...], ...]:
     """Worker ``w``'s files for ``r`` of the ``l - 1`` MOLS of prime order ``l`` (module
     docstring): worker ``(c - 1) l + v`` holds ``i l + j`` where ``c i + j = v (mod l)``, in
@@ -81,13 +98,26 @@ def mols_placement(l: int, r: int) -> tuple[tuple[int, ...], ...]:
     )
 
 
-class ByzShield(EveryLiarPatterns, LinearCode):
-    """ByzShield's MOLS placement: ``K = r l`` workers, ``f = l^2`` files on ``r`` workers
-    each, a majority vote per file (exact with up to ``a = (r - 1) / 2`` liars), an
-    aggregator over the ``f`` votes beyond that.
+def ramanujan_placement(m: int, s: int, case: int) -> tuple[tuple[int, ...], ...]:
+    """Worker ``w``'s files (increasing) for the Ramanujan bigraph ``B`` of prime ``s`` and
+    ``m`` block columns (module docstring): ``case`` 1 makes ``B``'s columns ``(J, b)`` the
+    workers (``J s + b``) and its rows ``(I, a)`` the files (``I s + a``), case 2 the reverse."""
+    rows = [(i, a) for i in range(s) for a in range(s)]
+    columns = [(j, b) for j in range(m) for b in range(s)]
+    if case == 1:  # worker (J, b) holds the rows (I, b + I J)
+        return tuple(tuple(sorted(i * s + (b + i * j) % s for i in range(s))) for j, b in columns)
+    # worker (I, a) holds the columns (J, a - I J)
+    return tuple(tuple(sorted(j * s + (a - i * j) % s for j in range(m))) for i, a in rows)
 
-    Parameters: ``l`` prime (each worker's number of files, the squares' order), ``r`` odd,
-    ``1 <= r <= l - 1`` (copies of each file, the number of squares used).
+
+class ByzShield(EveryLiarPatterns, LinearCode):
+    """ByzShield: ``f`` files on ``r`` workers each, a majority vote per file (exact with up
+    to ``a = (r - 1) / 2`` liars), an aggregator over the ``f`` votes beyond that.
+
+    Parameters: ``l`` (each worker's number of files), ``r`` odd (copies of each file) and
+    ``placement``: ``mols`` (``l`` prime, ``1 <= r <= l - 1``; ``K = r l``, ``f = l^2``),
+    ``ramanujan-1`` (``l`` prime, ``3 <= r <= l - 1``; ``K = r l``, ``f = l^2``) or
+    ``ramanujan-2`` (``r`` prime, ``l`` a multiple of ``r``; ``K = r^2``, ``f = r l``).
     """
 
     name = "byzshield"
@@ -96,22 +126,40 @@ class ByzShield(EveryLiarPatterns, LinearCode):
     #: relative distance within which two messages count as the same value
     agreement_tol: ClassVar[float] = 1e-9
 
-    def __init__(self, l: int = 5, r: int = 3) -> None:
+    def __init__(self, l: int = 5, r: int = 3, placement: str = "mols") -> None:
         self.l = check_int("l", self.name, l, minimum=2)
         self.r = check_int("r", self.name, r, minimum=1)
         require(
-            is_prime(self.l),
-            f"{self.name} needs a prime l (got l={self.l}; prime powers are not supported)",
+            placement in PLACEMENTS,
+            f"{self.name} needs placement in {', '.join(PLACEMENTS)} (got {placement!r})",
         )
+        self.placement = placement
         require(self.r % 2 == 1, f"{self.name} needs an odd r (got r={self.r})")
-        require(
-            self.r <= self.l - 1,
-            f"{self.name} needs r <= l - 1 orthogonal squares (got l={self.l}, r={self.r})",
-        )
-        self.n, self.k, self.s, self.m = self.r * self.l, self.l * self.l, 0, 1
+        if placement == "ramanujan-2":
+            require(
+                is_prime(self.r) and self.l % self.r == 0,
+                f"{self.name} ramanujan-2 needs a prime r dividing l (got l={self.l}, r={self.r})",
+            )
+            self._files = ramanujan_placement(self.l, self.r, 2)
+        else:
+            require(
+                is_prime(self.l),
+                f"{self.name} needs a prime l (got l={self.l}; prime powers are not supported)",
+            )
+            require(
+                self.r <= self.l - 1,
+                f"{self.name} needs r <= l - 1 orthogonal squares (got l={self.l}, r={self.r})",
+            )
+            if placement == "ramanujan-1":
+                require(self.r >= 3, f"{self.name} ramanujan-1 needs r >= 3 (got r={self.r})")
+                self._files = ramanujan_placement(self.r, self.l, 1)
+            else:
+                self._files = mols_placement(self.l, self.r)
+        self.n = len(self._files)
+        self.k = self.n * self.l // self.r
+        self.s, self.m = 0, 1
         self.a = (self.r - 1) // 2
         self.quorum = self.a + 1  # r' = (r + 1) / 2
-        self._files = mols_placement(self.l, self.r)
         self._keys = tuple((w, j) for w in range(self.n) for j in range(self.l))
         self._file_of = {(w, j): self._files[w][j] for w, j in self._keys}
         self._copies: tuple[tuple[MessageKey, ...], ...] = tuple(
@@ -134,8 +182,9 @@ class ByzShield(EveryLiarPatterns, LinearCode):
                     if r * l <= max_n:
                         yield {"l": l, "r": r}
 
-    def params(self) -> dict[str, int]:
-        return {"l": self.l, "r": self.r}
+    def params(self) -> dict[str, int | str]:
+        extra = {} if self.placement == "mols" else {"placement": self.placement}
+        return {"l": self.l, "r": self.r} | extra
 
     # -- assignment and messages ----------------------------------------------------------
     def partitions(self, worker: int) -> tuple[int, ...]:
@@ -152,8 +201,14 @@ class ByzShield(EveryLiarPatterns, LinearCode):
         return key[1] + 1  # type: ignore[index]
 
     def file_holders(self, file: int) -> tuple[int, ...]:
-        """The ``r`` workers holding ``file``, one per square."""
+        """The ``r`` workers holding ``file``, one per parallel class."""
         return tuple(int(w) for w in np.flatnonzero(self._holds[:, file]))
+
+    def parallel_classes(self) -> tuple[tuple[int, ...], ...]:
+        """The ``r`` classes of ``K / r`` consecutive workers that hold disjoint files, every
+        file on one worker of each (squares; the bigraph's block columns or block rows)."""
+        size = self.n // self.r
+        return tuple(tuple(range(c * size, (c + 1) * size)) for c in range(self.r))
 
     def _file(self, key: MessageKey) -> int:
         found = self._file_of.get(key) if isinstance(key, tuple) else None
@@ -271,19 +326,26 @@ class ByzShield(EveryLiarPatterns, LinearCode):
             return 0
         return int((self._holds[chosen].sum(axis=0) >= self.quorum).sum())
 
+    def votes(self) -> Votes:
+        """Each file's vote: its ``r`` holders, one per parallel class, ``r'`` of them lying
+        make it theirs (``gradcode.codes.distortion.worst_distortions``)."""
+        return Votes(self._holds.astype(bool), self.parallel_classes(), self.quorum)
+
     def distortion_bound(self, liars: int) -> float:
-        """The paper's upper bound on ``c_max^(q)``, the most files ``q = liars`` workers can
-        distort (``r >= 3``).
+        """The paper's upper bound ``gamma`` on ``c_max^(q)``, the most files ``q = liars``
+        workers can distort (``r >= 3``; Sec. 5.1, Claim 1 with Lemma 2's ``mu_1 = 1 / r``).
 
         Proof sketch. The ``q`` liars hold ``q l`` copies, spread over the set ``N`` of files
         any of them holds. A distorted file takes at least ``r'`` of those copies, every other
         file of ``N`` at least one, so ``c r' + (|N| - c) <= q l``, i.e.
-        ``c <= (q l - |N|) / (r' - 1)``. The biadjacency matrix ``H`` (``K x f``) of the MOLS
-        placement has ``H H^T = l I + (J - blocks of the squares)``, whose normalised second
-        eigenvalue is ``mu_1 = 1 / r``; the expansion bound for biregular graphs then gives
-        ``|N| >= q l / (r (mu_1 + (1 - mu_1) q / K)) = q l / (1 + (r - 1) q / (r l))``.
-        Together: ``c_max^(q) <= (2 q^2 / r) / (1 + (r - 1) q / (r l))``.
+        ``c <= (q l - |N|) / (r' - 1)``. The normalised ``A A^T`` of each placement (``A = H /
+        sqrt(l r)``) has second eigenvalue ``mu_1 = 1 / r`` (the paper's Lemma 2: MOLS and Case
+        1 for ``2 < r < l``, Case 2 for ``r | l``); the expansion bound for biregular graphs then
+        gives ``|N| >= q l / (r (mu_1 + (1 - mu_1) q / K)) = q l / (1 + (r - 1) q / K)``.
+        Together: ``c_max^(q) <= (2 q^2 l / K) / (1 + (r - 1) q / K)``, i.e. ``(2 q^2 / r) / (1 +
+        (r - 1) q / (r l))`` for ``K = r l`` and ``f (2 q^2 / r^2) / (r + (r - 1) q / r)`` for
+        Case 2's ``K = r^2``, the paper's two forms.
         """
         q = check_int("liars", self.name, liars)
         require(self.r >= 3, f"{self.name}: the bound needs r >= 3 (got r={self.r})")
-        return (2 * q * q / self.r) / (1 + (self.r - 1) * q / (self.r * self.l))
+        return (2 * q * q * self.l / self.n) / (1 + (self.r - 1) * q / self.n)

@@ -38,6 +38,7 @@ from gradcode.codes.base import (
     message_vectors,
     require,
 )
+from gradcode.codes.distortion import Votes
 from gradcode.codes.draco_repetition import DracoRepetition
 
 
@@ -97,6 +98,14 @@ class Detox(DracoRepetition):
 
     def aggregation_count(self) -> int:
         return self.groups
+
+    def votes(self) -> Votes:
+        """Each group's vote: its ``r`` members (the ``t``-th members of the groups form a
+        parallel class), ``a + 1`` of them lying make it theirs."""
+        holders = np.zeros((self.n, self.groups), dtype=bool)
+        holders[np.arange(self.n), np.arange(self.n) // self.r] = True
+        classes = tuple(tuple(range(t, self.n, self.r)) for t in range(self.r))
+        return Votes(holders, classes, self.a + 1)
 
     def aggregation_corrupted(self, liars: Iterable[int]) -> int:
         """Groups with a majority of liars (their vote can be the liars')."""
