@@ -144,19 +144,15 @@ class Master:
         #: ``j + 1`` until a spare takes child ``j``'s place)
         self.child_ranks = [(j + 1, child + 1) for j, child in enumerate(links.children)]
         self.keys = code.all_message_keys()
+        self.collection = collection_choice(ctx.plan)
+        pull = self.collection.way == "pull"
         # every message is checked once, where it is read (``gradcode.train.intake``)
-        pull = collection_choice(ctx.plan).way == "pull"
         intake = Intake(width, self._sender, notices=pull, ahead=0)  # no result comes early
         self.port = ResultPort(
             links.down_comm, sources, width, ctx.port(), self.failures, intake=intake
         )
         self.sends = SendSet(self.failures)
-        self.spares: Replacements | None = None
-        if spares:
-            assert self.failures is not None and share is not None
-            self.spares = Replacements(
-                ctx.world, self.failures, ctx.plan.workers, spares, share, self.failures.began
-            )
+        self.spares = self._replacements(spares, share) if spares else None
         self.stopped: CannotContinue | DecodingFailed | None = None
         self._polled = 0.0
         self._checked = 0  # failures already checked against the code
@@ -193,8 +189,6 @@ class Master:
         pieces = scatter_pieces(ctx.features, ctx.plan.workers)
         self.splitter = ChunkSplitter(ctx.features, ctx.plan.workers, pieces) if scatter else None
         self.covering = Covering.of(ctx.plan.config, ctx.plan.workers) if scatter else None
-        self.collection = collection_choice(ctx.plan)
-        pull = self.collection.way == "pull"
         # a tree's root pulls by its own rule over its children
         self.puller: Pulling | None = collector_puller(code, MASTER) if pull else None
         self._notices: list[dict[str, Any]] = []  # ``pull``: this iteration's
@@ -204,6 +198,16 @@ class Master:
         self._now = 0  # the iteration under way
         self.refused = Refused(self._refused_keys, liars=bool(self.attacks.workers))
         self.erasure = self._erasure()
+
+    def _replacements(
+        self, spares: int, share: Callable[[int], dict[int, Any]] | None
+    ) -> Replacements:
+        """The spares that take dead (or dropped) workers' places."""
+        assert self.failures is not None and share is not None
+        ctx = self.ctx
+        return Replacements(
+            ctx.world, self.failures, ctx.plan.workers, spares, share, self.failures.began
+        )
 
     def run(self) -> dict[str, Any]:
         config = self.ctx.plan.config
