@@ -7,6 +7,7 @@ factors, with its fidelity record's measures and verdict (``gradcode.fidelity``)
     python benchmarks/fidelity_dilation.py config/experiments/cluster/coded-reduce-n84.yaml \\
         --dilation 1 8 32 --runs UMW CR RAR RAR-mpi --iterations 5 --out fidelity-n84
 
+``--busy N`` runs N busy loops beside every run, to make the machine decide on purpose.
 Needs root and no cluster up: it brings each one up itself (``--nodes`` the largest run's
 ranks, ``--rate`` the experiment's stated rate, no SLURM) and takes it down again. A run whose
 times do not move between K and a larger K was decided by its links at K; the verdict of its
@@ -72,6 +73,9 @@ def main() -> int:
     parser.add_argument("--runs", nargs="+", help="the experiment's runs to take (default all)")
     parser.add_argument("--iterations", type=int, help="instead of the experiment's")
     parser.add_argument("--distribution", help="runtime.distribution instead of the experiment's")
+    parser.add_argument(
+        "--busy", type=int, default=0, help="busy loops beside every run (a CPU-bound machine)"
+    )
     parser.add_argument("--out", type=Path, default=Path("fidelity"))
     args = parser.parse_args()
     experiment = load_experiment(args.experiment)
@@ -93,7 +97,17 @@ def main() -> int:
                     run["iterations"] = args.iterations
                 if args.distribution:
                     run["runtime"]["distribution"] = args.distribution
-                found[name][k] = measured = train(run, ranks[name], args.out / f"{name}-k{k}")
+                loops = [
+                    subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                    for _ in range(args.busy)
+                ]
+                try:
+                    measured = train(run, ranks[name], args.out / f"{name}-k{k}")
+                finally:
+                    for loop in loops:
+                        loop.kill()
+                        loop.wait()
+                found[name][k] = measured
                 print(json.dumps({"run": name, "dilation": k} | measured), flush=True)
         finally:
             cluster("down")

@@ -41,6 +41,8 @@ unknown key or a bad value fails with the key's path. The configs here:
 | `fig13-cnn.yaml` | paper 001's Fig. 13 as MPI runs of the Table II CNN (N = 20, 11 minutes) |
 | `fig13-cnn-n42.yaml` | the same at N = 42, the largest this machine holds (20 iterations) |
 | `cluster-coded-reduce.yaml` | paper 001 on the emulated cluster's links |
+| `cluster-scale.yaml` | paper 001 at N = 84 and 156 on the emulated cluster's links |
+| `cluster-scale-dilated.yaml` | the same, scattered, time-dilated 32 times (hours) |
 | `runs/` | run files: one MPI training run each |
 | `experiments/` | experiments: a base run plus overrides, one figure each |
 
