@@ -27,7 +27,7 @@ from typing import Any
 
 CRITICAL_LIMIT = 0.05
 BUSY_LIMIT = 0.5
-CPU_LIMIT = 0.5
+CPU_LIMIT = 0.4
 
 #: the rule in one line, as the record states it
 RULE = (
