@@ -209,15 +209,24 @@ def constructor_problem(cls: type) -> str | None:
 
 
 class NamedClasses:
-    """Name -> class for one kind of plug-in object (attacks, aggregators, models): the built-ins
-    (``"module:Class"`` below ``package``, imported on first use), the group's installed
-    plug-ins and classes registered at run time, in that order of precedence; a name is taken
-    once. ``check(name, cls)`` says what keeps a class from serving (``None``: nothing)."""
+    """Name -> class for one kind of plug-in object (codes, attacks, aggregators, models): the
+    built-ins (``"module:Class"`` below ``package``, imported on first use), the group's
+    installed plug-ins and classes registered at run time, in that order of precedence; a name
+    is taken once. ``check(name, cls)`` says what keeps a class from serving (``None``:
+    nothing); ``taken`` is what a refused ``register`` says of a name in use."""
 
     def __init__(
-        self, kind: str, package: str, builtins: dict[str, str], group: str, check: Check
+        self,
+        kind: str,
+        package: str,
+        builtins: dict[str, str],
+        group: str,
+        check: Check,
+        *,
+        taken: str = "one of that name exists",
     ) -> None:
         self.kind, self.package, self.builtins, self.check = kind, package, builtins, check
+        self.taken = taken
         self.plugins = LazyPlugins(group, lambda: self.builtins, check)
         self._registered: dict[str, type] = {}
 
@@ -232,7 +241,7 @@ class NamedClasses:
             raise ValueError(f"cannot register {self.kind} {name!r}: {problem}")
         taken = name in self.builtins or name in self._plugin_classes()
         if taken or self._registered.get(name, cls) is not cls:
-            raise ValueError(f"cannot register {self.kind} {name!r}: one of that name exists")
+            raise ValueError(f"cannot register {self.kind} {name!r}: {self.taken}")
         self._registered[name] = cls
 
     def unregister(self, name: str) -> None:

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.errors import ParameterError, UserError
+from gradcode.errors import UserError
 
 
 class AggregatorError(UserError):
@@ -222,35 +222,3 @@ def diameter(honest: np.ndarray) -> float:
     if honest.shape[0] < 2:
         return 0.0
     return float(np.sqrt(squared_distances(honest).max()))
-
-
-def check_count(aggregator: str, name: str, value: Any, *, minimum: int = 0) -> int:
-    """An integer parameter ``>= minimum``; one-line ``ParameterError`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ParameterError(
-            f"aggregator {aggregator} needs an integer {name} (got {name}={value!r})"
-        )
-    if value < minimum:
-        raise ParameterError(
-            f"aggregator {aggregator} needs {name} >= {minimum} (got {name}={value!r})"
-        )
-    return int(value)
-
-
-def check_number(
-    aggregator: str, name: str, value: Any, *, low: float, high: float, closed_high: bool = False
-) -> float:
-    """A finite number in ``[low, high)`` (``[low, high]`` if ``closed_high``); one-line
-    ``ParameterError`` otherwise."""
-    interval = f"[{low:g}, {high:g}{']' if closed_high else ')'}"
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ParameterError(
-            f"aggregator {aggregator} needs a number {name} (got {name}={value!r})"
-        )
-    number = float(value)
-    inside = low <= number <= high if closed_high else low <= number < high
-    if not (np.isfinite(number) and inside):
-        raise ParameterError(
-            f"aggregator {aggregator} needs {name} in {interval} (got {name}={value!r})"
-        )
-    return number

@@ -11,11 +11,11 @@ import numpy as np
 from gradcode.aggregators.base import (
     Aggregate,
     Aggregator,
-    check_count,
     spread,
     squared_distances,
 )
 from gradcode.aggregators.krum import krum_scores
+from gradcode.checks import check_int
 
 
 class Bulyan(Aggregator):
@@ -33,7 +33,7 @@ class Bulyan(Aggregator):
     name: ClassVar[str] = "bulyan"
 
     def __init__(self, f: int = 1) -> None:
-        self.f = check_count(self.name, "f", f)
+        self.f = check_int("f", f"aggregator {self.name}", f)
 
     def params(self) -> dict[str, Any]:
         return {"f": self.f}

@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.aggregators.base import Aggregate, Aggregator, check_count, check_number
+from gradcode.aggregators.base import Aggregate, Aggregator
+from gradcode.checks import check_int, check_number
 from gradcode.errors import ParameterError
 
 
@@ -37,10 +38,10 @@ class GeometricMedian(Aggregator):
     name: ClassVar[str] = "geometric-median"
 
     def __init__(self, tol: float = 1e-7, max_iter: int = 200) -> None:
-        self.tol = check_number(self.name, "tol", tol, low=0.0, high=1.0)
+        self.tol = check_number("tol", f"aggregator {self.name}", tol, within=(0.0, 1.0))
         if self.tol == 0.0:  # Weiszfeld only reaches the minimiser in the limit
             raise ParameterError(f"aggregator {self.name} needs tol in (0, 1) (got tol={tol!r})")
-        self.max_iter = check_count(self.name, "max_iter", max_iter, minimum=1)
+        self.max_iter = check_int("max_iter", f"aggregator {self.name}", max_iter, minimum=1)
 
     def params(self) -> dict[str, Any]:
         return {"tol": self.tol, "max_iter": self.max_iter}

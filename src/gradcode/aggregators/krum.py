@@ -12,10 +12,10 @@ import numpy as np
 from gradcode.aggregators.base import (
     Aggregate,
     Aggregator,
-    check_count,
     diameter,
     squared_distances,
 )
+from gradcode.checks import check_int
 
 
 def krum_scores(d2: np.ndarray, neighbours: int) -> np.ndarray:
@@ -42,8 +42,8 @@ class MultiKrum(Aggregator):
     name: ClassVar[str] = "multi-krum"
 
     def __init__(self, f: int = 1, m: int = 1) -> None:
-        self.f = check_count(self.name, "f", f)
-        self.m = check_count(self.name, "m", m, minimum=1)
+        self.f = check_int("f", f"aggregator {self.name}", f)
+        self.m = check_int("m", f"aggregator {self.name}", m, minimum=1)
 
     def params(self) -> dict[str, Any]:
         return {"f": self.f, "m": self.m}

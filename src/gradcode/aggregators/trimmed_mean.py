@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.aggregators.base import Aggregate, Aggregator, check_number, spread
+from gradcode.aggregators.base import Aggregate, Aggregator, spread
+from gradcode.checks import check_number
 
 
 class TrimmedMean(Aggregator):
@@ -21,7 +22,7 @@ class TrimmedMean(Aggregator):
     name: ClassVar[str] = "trimmed-mean"
 
     def __init__(self, beta: float = 0.1) -> None:
-        self.beta = check_number(self.name, "beta", beta, low=0.0, high=0.5)
+        self.beta = check_number("beta", f"aggregator {self.name}", beta, within=(0.0, 0.5))
         #: values dropped at each end whatever the count (``without``), ``None``: ``beta n``
         self._trim: int | None = None
 

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.attacks.base import Attack, check_number
+from gradcode.attacks.base import Attack
+from gradcode.checks import check_number
 
 
 class ALIEAttack(Attack):
@@ -23,7 +24,7 @@ class ALIEAttack(Attack):
     min_honest: ClassVar[int] = 2
 
     def __init__(self, z: float = 1.0) -> None:
-        self.z = check_number(self.name, "z", z)
+        self.z = check_number("z", f"attack {self.name}", z)
 
     def params(self) -> dict[str, Any]:
         return {"z": self.z}

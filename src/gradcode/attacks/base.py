@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.errors import ParameterError, UserError
+from gradcode.errors import UserError
 
 
 class AttackError(UserError):
@@ -110,15 +110,3 @@ class Attack(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{key}={value!r}" for key, value in self.params().items())
         return f"{type(self).__name__}({args})"
-
-
-def check_number(attack: str, name: str, value: Any, *, positive: bool = False) -> float:
-    """A finite number parameter (``> 0`` if ``positive``), as ``float``; one-line
-    ``ParameterError`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ParameterError(f"attack {attack} needs a number {name} (got {name}={value!r})")
-    number = float(value)
-    if not np.isfinite(number) or (positive and not number > 0):
-        need = "a finite number > 0" if positive else "a finite number"
-        raise ParameterError(f"attack {attack} needs {name} to be {need} (got {name}={value!r})")
-    return number

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.attacks.base import Attack, check_number
+from gradcode.attacks.base import Attack
+from gradcode.checks import check_number
 
 
 class ConstantAttack(Attack):
@@ -16,7 +17,7 @@ class ConstantAttack(Attack):
     name: ClassVar[str] = "constant"
 
     def __init__(self, value: float = 1.0) -> None:
-        self.value = check_number(self.name, "value", value)
+        self.value = check_number("value", f"attack {self.name}", value)
 
     def params(self) -> dict[str, Any]:
         return {"value": self.value}

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.attacks.base import Attack, check_number
+from gradcode.attacks.base import Attack
+from gradcode.checks import check_number
 
 
 class InnerProductAttack(Attack):
@@ -19,7 +20,7 @@ class InnerProductAttack(Attack):
     min_honest: ClassVar[int] = 1
 
     def __init__(self, epsilon: float = 0.1) -> None:
-        self.epsilon = check_number(self.name, "epsilon", epsilon, positive=True)
+        self.epsilon = check_number("epsilon", f"attack {self.name}", epsilon, positive=True)
 
     def params(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon}

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.attacks.base import Attack, check_number
+from gradcode.attacks.base import Attack
+from gradcode.checks import check_number
 
 
 class ReversedAttack(Attack):
@@ -16,7 +17,7 @@ class ReversedAttack(Attack):
     name: ClassVar[str] = "reversed"
 
     def __init__(self, scale: float = 1.0) -> None:
-        self.scale = check_number(self.name, "scale", scale, positive=True)
+        self.scale = check_number("scale", f"attack {self.name}", scale, positive=True)
 
     def params(self) -> dict[str, Any]:
         return {"scale": self.scale}

@@ -1,4 +1,5 @@
-"""Gradient codes behind one interface: ``build(name, **params)`` and ``available()``.
+"""Gradient codes behind one interface: ``build(name, params)`` (or ``build(name, **params)``)
+and ``available()``.
 
 See ``gradcode.codes.base`` for the interface and the shapes it uses.
 """

@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.blas import daxpy, single_threaded_blas
+from gradcode.checks import check_int as check_int  # the codes' (and plug-ins') import
 from gradcode.codes.completion import CompletionRule
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
@@ -88,14 +89,6 @@ def require(condition: bool, message: str) -> None:
     """Raise ``ParameterError(message)`` (a ``ValueError``) when a parameter constraint fails."""
     if not condition:
         raise ParameterError(message)
-
-
-def check_int(name: str, scheme: str, value: Any, *, minimum: int = 0) -> int:
-    """Validate an integer parameter, returning it as ``int``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ParameterError(f"{scheme} needs an integer {name} (got {name}={value!r})")
-    require(int(value) >= minimum, f"{scheme} needs {name} >= {minimum} (got {name}={value})")
-    return int(value)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ Messages. Worker ``w`` sends each of its files' partial gradient as its own mess
 partials), so the master holds ``r`` copies of every file.
 
 The vote. A value sent by ``r' = (r + 1) / 2`` of a file's copies (agreeing within
-``agreement_tol`` of the larger norm, as DRACO's vote, ``gradcode.codes.draco_repetition``) is
+``agreement_tol`` of the larger norm: the vote of DRACO's and DETOX's, ``gradcode.codes.votes``) is
 the file's vote. With fewer than ``r'`` liars among a file's holders the vote is the file's
 true partial gradient; with at most ``a = (r - 1) / 2`` liars anywhere that holds for every
 file, so ``decode_result`` returns the exact gradient (the sum of the votes) and names the
@@ -69,13 +69,12 @@ from gradcode.codes.base import (
     MessageKey,
     NotDecodableError,
     check_int,
-    message_vectors,
     require,
 )
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.distortion import Votes
-from gradcode.codes.draco_repetition import same_value
-from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
+from gradcode.codes.liars import EveryLiarPatterns
+from gradcode.codes.votes import Voting, by_unit
 
 
 def is_prime(value: int) -> bool:
@@ -110,7 +109,7 @@ def ramanujan_placement(m: int, s: int, case: int) -> tuple[tuple[int, ...], ...
     return tuple(tuple(sorted(j * s + (a - i * j) % s for j in range(m))) for i, a in rows)
 
 
-class ByzShield(EveryLiarPatterns, LinearCode):
+class ByzShield(EveryLiarPatterns, Voting, LinearCode):
     """ByzShield: ``f`` files on ``r`` workers each, a majority vote per file (exact with up
     to ``a = (r - 1) / 2`` liars), an aggregator over the ``f`` votes beyond that.
 
@@ -123,8 +122,7 @@ class ByzShield(EveryLiarPatterns, LinearCode):
     name = "byzshield"
     capabilities: ClassVar[Capabilities] = Capabilities(corrects_adversaries=True, aggregable=True)
     numerically_sound_up_to = None  # only additions and comparisons
-    #: relative distance within which two messages count as the same value
-    agreement_tol: ClassVar[float] = 1e-9
+    vote_unit = "file"
 
     def __init__(self, l: int = 5, r: int = 3, placement: str = "mols") -> None:
         self.l = check_int("l", self.name, l, minimum=2)
@@ -159,7 +157,6 @@ class ByzShield(EveryLiarPatterns, LinearCode):
         self.k = self.n * self.l // self.r
         self.s, self.m = 0, 1
         self.a = (self.r - 1) // 2
-        self.quorum = self.a + 1  # r' = (r + 1) / 2
         self._keys = tuple((w, j) for w in range(self.n) for j in range(self.l))
         self._file_of = {(w, j): self._files[w][j] for w, j in self._keys}
         self._copies: tuple[tuple[MessageKey, ...], ...] = tuple(
@@ -217,15 +214,13 @@ class ByzShield(EveryLiarPatterns, LinearCode):
         return found
 
     # -- decodability ---------------------------------------------------------------------
-    def _by_file(self, keys: Iterable[MessageKey]) -> list[list[MessageKey]]:
-        found: list[list[MessageKey]] = [[] for _ in range(self.k)]
-        for key in set(keys):
-            found[self._file(key)].append(key)
-        return [sorted(copies) for copies in found]
+    def _units(self, keys: Iterable[MessageKey]) -> list[list[MessageKey]]:
+        """The copies among ``keys`` per file."""
+        return by_unit(keys, self._file, self.k)
 
     def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
         """All ``r = 2a + 1`` copies of every file (no stragglers)."""
-        return all(len(copies) == self.r for copies in self._by_file(keys))
+        return all(len(copies) == self.r for copies in self._units(keys))
 
     def completion_rule(self) -> CompletionRule:
         """Every copy of every file."""
@@ -235,30 +230,10 @@ class ByzShield(EveryLiarPatterns, LinearCode):
         """The last message's arrival (every copy is needed)."""
         return self._arrivals(arrivals).max(axis=1)
 
-    # -- the vote -------------------------------------------------------------------------
-    def _agree(self, x: np.ndarray, y: np.ndarray) -> bool:
-        return same_value(x, y, self.agreement_tol)
-
-    def _majority(self, vectors: list[np.ndarray]) -> int | None:
-        """Index of a vector ``r'`` of ``vectors`` agree with (``None``: none). Two such
-        values cannot exist: they would need ``2 r' = r + 1`` copies."""
-        for index, candidate in enumerate(vectors):
-            if sum(self._agree(candidate, other) for other in vectors) >= self.quorum:
-                return index
-        return None
-
-    def _votes(
-        self, messages: Mapping[MessageKey, np.ndarray], length: int
-    ) -> Iterator[tuple[int, list[MessageKey], list[np.ndarray], int | None]]:
-        """Per file: its copies in hand, their vectors and the majority's index (or ``None``)."""
-        width = self.message_length(length)
-        for file, copies in enumerate(self._by_file(messages)):
-            vectors = message_vectors(self.name, messages, copies, width) if copies else []
-            yield file, copies, vectors, self._majority(vectors)
-
+    # -- the vote (``gradcode.codes.votes``) -----------------------------------------------
     def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         """The sum of the files' votes; ``adversaries``: the messages outvoted in their file."""
-        copies = self._by_file(messages)
+        copies = self._units(messages)
         missing = [key for p in range(self.k) for key in self._copies[p] if key not in messages]
         if missing:
             short = [p for p in range(self.k) if len(copies[p]) < self.r]
@@ -268,52 +243,31 @@ class ByzShield(EveryLiarPatterns, LinearCode):
                 needed=len(missing),
                 candidates=missing,
             )
-        broken = nonfinite(messages)  # agree with no copy (``same_value``): outvoted below
-        senders = {self.worker_of(key) for key in broken}
-        if len(senders) > self.a:
-            raise beyond_a_nonfinite(self.name, self.a, broken, liars=len(senders))
+        self._refuse_nonfinite(messages)
         total = np.zeros(self.message_length(length))
         used: list[MessageKey] = []
         outvoted: list[MessageKey] = []
-        for file, keys, vectors, winner in self._votes(messages, length):
-            if winner is None:
+        # two values with r' copies each would need r + 1 copies: no rival to look for
+        for ballot in self._ballots(messages, length, copies):
+            if ballot.winner is None:
                 raise self._beyond_a(
-                    f"no value has r' = {self.quorum} senders for file {file} (messages {keys})"
+                    f"no value has r' = {self.quorum} senders for file {ballot.unit} "
+                    f"(messages {ballot.keys})"
                 )
-            total += vectors[winner]
-            used.append(keys[winner])
-            outvoted += [
-                key
-                for key, vector in zip(keys, vectors, strict=True)
-                if not self._agree(vector, vectors[winner])
-            ]
+            total += ballot.vectors[ballot.winner]
+            used.append(ballot.keys[ballot.winner])
+            outvoted += ballot.agreeing(False)
         liars = sorted({self.worker_of(key) for key in outvoted})
         if len(liars) > self.a:
             raise self._beyond_a(f"workers {liars} are outvoted in their files")
-        return DecodeResult(total[:length], tuple(used), 1.0, adversaries=tuple(sorted(outvoted)))
-
-    def _beyond_a(self, what: str) -> NotDecodableError:
-        return NotDecodableError(
-            f"{self.name}: {what}: more than a = {self.a} liars (detected, not correctable)",
-            needed=None,
-        )
+        return DecodeResult(total[:length], tuple(used), 1.0, adversaries=tuple(sorted(outvoted)))  # type: ignore[type-var]
 
     # -- robust aggregation ---------------------------------------------------------------
     def aggregation_inputs(
         self, messages: Mapping[MessageKey, np.ndarray], length: int
     ) -> AggregationInputs:
         """One vote per file whose copies in hand have a value sent by ``r'`` of them."""
-        values: list[np.ndarray] = []
-        keys: list[tuple[MessageKey, ...]] = []
-        for _file, copies, vectors, winner in self._votes(messages, length):
-            if winner is None:  # no majority: too many liars (or too few copies) to trust it
-                continue
-            values.append(vectors[winner][:length])
-            agreeing = zip(copies, vectors, strict=True)
-            keys.append(tuple(k for k, v in agreeing if self._agree(v, vectors[winner])))
-        if not values:
-            raise NotDecodableError(f"{self.name}: no file has a majority", needed=None)
-        return AggregationInputs(np.stack(values), tuple(keys), self.k)
+        return self.majority_inputs(messages, length, self.k)
 
     def aggregation_count(self) -> int:
         return self.k

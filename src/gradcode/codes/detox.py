@@ -33,9 +33,7 @@ from gradcode.codes.base import (
     AggregationInputs,
     Capabilities,
     MessageKey,
-    NotDecodableError,
     check_int,
-    message_vectors,
     require,
 )
 from gradcode.codes.distortion import Votes
@@ -72,29 +70,7 @@ class Detox(DracoRepetition):
         self, messages: Mapping[MessageKey, np.ndarray], length: int
     ) -> AggregationInputs:
         """One vote per group with a majority of its ``r`` members agreeing."""
-        groups = self._by_group(messages)
-        width = self.message_length(length)
-        values: list[np.ndarray] = []
-        keys: list[tuple[MessageKey, ...]] = []
-        for group in range(self.groups):
-            members = groups[group]
-            if not members:
-                continue
-            vectors = message_vectors(self.name, messages, members, width)
-            winner = self._vote(vectors)
-            if winner is None:  # no majority: the group's liars are too many to trust it
-                continue
-            values.append(vectors[winner][:length])
-            keys.append(
-                tuple(
-                    w
-                    for w, vector in zip(members, vectors, strict=True)
-                    if self._agree(vector, vectors[winner])
-                )
-            )
-        if not values:
-            raise NotDecodableError(f"{self.name}: no group has a majority", needed=None)
-        return AggregationInputs(np.stack(values), tuple(keys), self.groups)
+        return self.majority_inputs(messages, length, self.groups)
 
     def aggregation_count(self) -> int:
         return self.groups

@@ -10,14 +10,14 @@ Decoding is a vote per group: a value sent by at least ``a + 1`` responders of t
 the group's sum (with at most ``a`` liars overall, no wrong value can gather ``a + 1``
 senders), and the gradient is the sum of the groups' values. Responders that disagree with
 their group's vote are named in ``DecodeResult.adversaries``; a message holding a NaN or an
-infinity agrees with no value (``same_value``), so it is outvoted and named as a liar, and
-more than ``a`` of them are refused at once (``gradcode.codes.liars.nonfinite``).
+infinity agrees with no value (``gradcode.codes.votes.same_value``), so it is outvoted and
+named as a liar, and more than ``a`` of them are refused at once
+(``gradcode.codes.liars.nonfinite``).
 ``is_decodable`` asks for ``2a + 1`` responders in every group: then ``a + 1`` of them are
 honest wherever the liars are, so any ``s`` stragglers leave the code decodable (the
 paper's ``s = 0``: groups of ``2a + 1``). Two messages agree when they differ by at most
-``agreement_tol`` of the larger norm: honest copies are the same computation on the same
-data, equal to round-off when the ranks' BLAS kernels differ; a liar within that distance
-changes the sum by as little.
+``agreement_tol`` of the larger norm (the vote DETOX and ByzShield share,
+``gradcode.codes.votes``).
 
 What it detects beyond ``a`` liars (``NotDecodableError``, ``needed=None``: more responders
 may settle it, none may): a group with no value sent by ``a + 1`` of its responders; a group
@@ -36,7 +36,6 @@ lies, catches it when an honest worker is named (``gradcode.train.faults.caught`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar
 
@@ -49,26 +48,14 @@ from gradcode.codes.base import (
     MessageKey,
     NotDecodableError,
     check_int,
-    message_vectors,
     require,
 )
 from gradcode.codes.completion import CompletionRule
-from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
+from gradcode.codes.liars import EveryLiarPatterns
+from gradcode.codes.votes import Voting, by_unit
 
 
-def same_value(x: np.ndarray, y: np.ndarray, tol: float) -> bool:
-    """Whether two copies are one value: ``||x - y|| <= tol * max(||x||, ||y||)`` (honest
-    copies differ by round-off where the ranks' kernels differ). A copy that is not finite
-    agrees with nothing, itself included: an infinity would otherwise agree with every value
-    (``inf <= tol * inf``), and a NaN is no gradient."""
-    norms = (float(np.linalg.norm(x)), float(np.linalg.norm(y)))
-    if not (math.isfinite(norms[0]) and math.isfinite(norms[1])):
-        return False
-    scale = max(norms)
-    return float(np.linalg.norm(x - y)) <= tol * scale
-
-
-class DracoRepetition(EveryLiarPatterns, LinearCode):
+class DracoRepetition(EveryLiarPatterns, Voting, LinearCode):
     """DRACO's repetition code: groups of ``2a + s + 1`` replicas and a vote per group.
 
     Parameters: ``n`` workers (``k = n`` partitions), ``a`` adversaries, ``s`` stragglers;
@@ -78,8 +65,7 @@ class DracoRepetition(EveryLiarPatterns, LinearCode):
     name = "draco-repetition"
     capabilities: ClassVar[Capabilities] = Capabilities(corrects_adversaries=True)
     numerically_sound_up_to = None  # only additions and comparisons
-    #: relative distance within which two messages count as the same value
-    agreement_tol: ClassVar[float] = 1e-9
+    vote_unit = "group"
 
     def __init__(self, n: int, a: int = 1, s: int = 0) -> None:
         self.n = check_int("n", self.name, n, minimum=1)
@@ -129,23 +115,24 @@ class DracoRepetition(EveryLiarPatterns, LinearCode):
         arrivals = self._arrivals(arrivals).reshape(-1, self.groups, self.r)
         return np.partition(arrivals, 2 * self.a, axis=2)[:, :, 2 * self.a].max(axis=1)
 
-    def _by_group(self, keys: Iterable[MessageKey]) -> dict[int, list[int]]:
-        found: dict[int, list[int]] = {g: [] for g in range(self.groups)}
-        for key in keys:
-            if not isinstance(key, int | np.integer) or not 0 <= key < self.n:
-                raise ValueError(f"{self.name}: unknown message key {key!r}")
-            found[int(key) // self.r].append(int(key))
-        return {g: sorted(set(members)) for g, members in found.items()}
+    def _units(self, keys: Iterable[MessageKey]) -> list[list[MessageKey]]:
+        """The responders among ``keys`` per group."""
+        return by_unit([self._worker(key) for key in keys], lambda w: w // self.r, self.groups)
+
+    def _worker(self, key: MessageKey) -> int:
+        if not isinstance(key, int | np.integer) or not 0 <= key < self.n:
+            raise ValueError(f"{self.name}: unknown message key {key!r}")
+        return int(key)
 
     def is_decodable(self, keys: Iterable[MessageKey]) -> bool:
         """``2a + 1`` responders in every group."""
-        return all(len(m) >= 2 * self.a + 1 for m in self._by_group(keys).values())
+        return all(len(m) >= 2 * self.a + 1 for m in self._units(keys))
 
     # -- decoding ---------------------------------------------------------------------------
     def decode_result(self, messages: Mapping[MessageKey, np.ndarray], length: int) -> DecodeResult:
         """The sum of the groups' votes; ``adversaries``: responders outvoted in their group."""
-        groups = self._by_group(messages)
-        short = {g: members for g, members in groups.items() if len(members) < 2 * self.a + 1}
+        groups = self._units(messages)
+        short = {g: m for g, m in enumerate(groups) if len(m) < 2 * self.a + 1}
         if short:
             missing = sum(2 * self.a + 1 - len(members) for members in short.values())
             raise NotDecodableError(
@@ -156,54 +143,26 @@ class DracoRepetition(EveryLiarPatterns, LinearCode):
                     w for g in short for w in self.group_workers(g) if w not in set(short[g])
                 ],
             )
-        broken = nonfinite(messages)  # no vote counts them (``same_value``): outvoted below
-        if len(broken) > self.a:
-            raise beyond_a_nonfinite(self.name, self.a, broken)
-        width = self.message_length(length)
-        total = np.zeros(width)
-        used: list[int] = []
-        outvoted: list[int] = []
-        for group in range(self.groups):
-            members = groups[group]
-            vectors = message_vectors(self.name, messages, members, width)
-            winner = self._vote(vectors)
-            if winner is None:
+        self._refuse_nonfinite(messages)
+        total = np.zeros(self.message_length(length))
+        used: list[MessageKey] = []
+        outvoted: list[MessageKey] = []
+        for ballot in self._ballots(messages, length, groups):
+            group, members = ballot.unit, ballot.keys
+            if ballot.winner is None:
                 raise self._beyond_a(
                     f"no value has a + 1 = {self.a + 1} senders in group {group} (workers "
                     f"{members})"
                 )
-            rival = self._vote(vectors, besides=winner)
+            rival = ballot.rival(self.quorum)
             if rival is not None:
                 raise self._beyond_a(
-                    f"workers {members[winner]} and {members[rival]} of group {group} send "
-                    f"different values with a + 1 = {self.a + 1} senders each"
+                    f"workers {members[ballot.winner]} and {members[rival]} of group {group} "
+                    f"send different values with a + 1 = {self.a + 1} senders each"
                 )
-            total += vectors[winner]
-            used.append(members[winner])
-            outvoted += [
-                w
-                for w, vector in zip(members, vectors, strict=True)
-                if not self._agree(vector, vectors[winner])
-            ]
+            total += ballot.vectors[ballot.winner]
+            used.append(members[ballot.winner])
+            outvoted += ballot.agreeing(False)
         if len(outvoted) > self.a:
-            raise self._beyond_a(f"workers {sorted(outvoted)} are outvoted in their groups")
+            raise self._beyond_a(f"workers {sorted(outvoted)} are outvoted in their groups")  # type: ignore[type-var]
         return DecodeResult(total[:length], tuple(used), 1.0, adversaries=tuple(outvoted))
-
-    def _beyond_a(self, what: str) -> NotDecodableError:
-        return NotDecodableError(
-            f"{self.name}: {what}: more than a = {self.a} liars (detected, not correctable)",
-            needed=None,
-        )
-
-    def _agree(self, x: np.ndarray, y: np.ndarray) -> bool:
-        return same_value(x, y, self.agreement_tol)
-
-    def _vote(self, vectors: list[np.ndarray], besides: int | None = None) -> int | None:
-        """Index of the first vector that ``a + 1`` of ``vectors`` agree with (``None``: none);
-        ``besides``: the first such vector that differs from ``vectors[besides]``."""
-        for index, candidate in enumerate(vectors):
-            if besides is not None and self._agree(candidate, vectors[besides]):
-                continue
-            if sum(self._agree(candidate, other) for other in vectors) >= self.a + 1:
-                return index
-        return None

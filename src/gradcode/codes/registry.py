@@ -4,15 +4,15 @@ the codes of installed packages (entry-point group ``gradcode.codes``, see
 
 from __future__ import annotations
 
-import importlib
 import inspect
+from collections.abc import Mapping
 from typing import Any
 
 from gradcode.codes.base import Capabilities, GradientCode
 from gradcode.codes.ring import RING_METHODS
 from gradcode.codes.tree import TreeCode
-from gradcode.errors import ParameterError, UnknownNameError
-from gradcode.plugins import CODES_GROUP, LazyPlugins
+from gradcode.errors import ParameterError
+from gradcode.plugins import CODES_GROUP, NamedClasses
 
 #: scheme name -> "module:Class" below ``gradcode.codes``
 SCHEMES: dict[str, str] = {
@@ -34,10 +34,6 @@ SCHEMES: dict[str, str] = {
     "detox": "detox:Detox",
     "byzshield": "byzshield:ByzShield",
 }
-
-
-#: codes registered at run time (``register``), name -> class
-_REGISTERED: dict[str, type[GradientCode]] = {}
 
 
 def class_problem(name: str, cls: object) -> str | None:
@@ -90,77 +86,48 @@ def topology_problem(cls: type[GradientCode]) -> str | None:
     return None
 
 
-#: codes of installed packages (entry-point group ``gradcode.codes``)
-PLUGINS = LazyPlugins(CODES_GROUP, lambda: SCHEMES, class_problem)
-
-
-def _plugin_classes() -> dict[str, type[GradientCode]]:
-    return {name: plugin.obj for name, plugin in PLUGINS.get().usable.items()}  # type: ignore[misc]
-
-
-def register(name: str, cls: type[GradientCode]) -> None:
-    """Make ``cls`` available as scheme ``name`` everywhere a built-in is (this process only).
-
-    ``cls`` must be a concrete ``GradientCode`` subclass whose ``name`` is ``name`` and whose
-    constructor takes its parameters by keyword; a built-in's or a plug-in's name, or a name
-    registered to another class, is refused (``ValueError``). Installed packages register
-    their codes once for every process through the ``gradcode.codes`` entry-point group
-    instead (``gradcode.plugins``).
-    """
-    problem = class_problem(name, cls)
-    if problem:
-        raise ValueError(f"cannot register {name!r}: {problem}")
-    if name in SCHEMES or name in _plugin_classes() or _REGISTERED.get(name, cls) is not cls:
-        raise ValueError(f"cannot register {name!r}: a scheme of that name exists")
-    _REGISTERED[name] = cls
-
-
-def unregister(name: str) -> None:
-    """Forget a code ``register`` added (built-ins stay); unknown names are ignored."""
-    _REGISTERED.pop(name, None)
-
-
-def available() -> list[str]:
-    """Names accepted by ``build`` (built-ins, plug-ins, registered codes), sorted."""
-    return sorted({*SCHEMES, *_plugin_classes(), *_REGISTERED})
-
-
-def source(name: str) -> str:
-    """Where scheme ``name`` comes from: ``built-in``, ``registered`` or the plug-in's
-    distribution (``plug-in gradcode-group-replication 0.1.0``)."""
-    if name in SCHEMES:
-        return "built-in"
-    if name in _REGISTERED:
-        return "registered"
-    plugins = PLUGINS.get().usable
-    if name in plugins:
-        return f"plug-in {plugins[name].distribution}"
-    raise UnknownNameError("scheme", name, available())
+#: the built-ins, the codes of installed packages (entry-point group ``gradcode.codes``) and
+#: those registered at run time (``register``: the class must be a concrete ``GradientCode``
+#: subclass whose ``name`` is the name and whose constructor takes its parameters by keyword;
+#: a built-in's or a plug-in's name, or one registered to another class, is refused with a
+#: ``ValueError``); the same ``NamedClasses`` as attacks', aggregators' and models'
+CLASSES = NamedClasses(
+    "scheme",
+    "gradcode.codes",
+    SCHEMES,
+    CODES_GROUP,
+    class_problem,
+    taken="a scheme of that name exists",
+)
+PLUGINS = CLASSES.plugins
+register = CLASSES.register
+unregister = CLASSES.unregister
+available = CLASSES.available
+source = CLASSES.source
 
 
 def scheme_class(name: str) -> type[GradientCode]:
     """The class implementing scheme ``name``."""
-    if name in SCHEMES:
-        module_name, class_name = SCHEMES[name].split(":")
-        module = importlib.import_module(f"gradcode.codes.{module_name}")
-        return getattr(module, class_name)
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    plugins = _plugin_classes()
-    if name in plugins:
-        return plugins[name]
-    PLUGINS.require_usable(name)
-    raise UnknownNameError("scheme", name, available())
+    return CLASSES.cls(name)
 
 
-def build(name: str, **params: Any) -> GradientCode:
-    """Construct scheme ``name`` with ``params``; invalid parameters raise ``ValueError``."""
+def build(name: str, params: Mapping[str, Any] | None = None, /, **keywords: Any) -> GradientCode:
+    """Construct scheme ``name`` with ``params``; invalid parameters raise ``ValueError``.
+
+    ``build(name, params)`` takes a mapping, the shape of ``gradcode.attacks.build``,
+    ``gradcode.aggregators.build`` and ``gradcode.models.build``; ``build(name, **params)``
+    (``build("frc", n=6, s=1)``) is the same call with keywords, kept because users and most
+    of the package's call sites write codes that way. Give one or the other, not both.
+    """
+    if params is not None and keywords:
+        raise TypeError(f"build({name!r}): give parameters as a mapping or as keywords, not both")
+    given = dict(params) if params is not None else keywords
     cls = scheme_class(name)
     disagreement = topology_problem(cls)
     if disagreement:
         raise ParameterError(f"{name}: {disagreement}")
     try:
-        return cls(**params)
+        return cls(**given)
     except TypeError as error:
         # unknown or missing keyword: say which scheme and what it takes
         raise ParameterError(f"{name}: {error}") from None
