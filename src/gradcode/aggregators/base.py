@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.errors import UserError
+from gradcode.finite import nonfinite_reason
 
 
 class AggregatorError(UserError):
@@ -59,20 +60,8 @@ class Aggregate:
 def nonfinite_rows(values: np.ndarray) -> dict[int, str]:
     """Rows of ``values`` holding a NaN or an infinity, each with what ("NaN", "+inf",
     "-inf", joined)."""
-    found: dict[int, str] = {}
-    for row in np.flatnonzero(~np.isfinite(values).all(axis=1)):
-        vector = values[row]
-        words = [
-            word
-            for word, present in (
-                ("NaN", np.isnan(vector).any()),
-                ("+inf", np.isposinf(vector).any()),
-                ("-inf", np.isneginf(vector).any()),
-            )
-            if present
-        ]
-        found[int(row)] = ", ".join(words)
-    return found
+    rows = np.flatnonzero(~np.isfinite(values).all(axis=1))
+    return {int(row): str(nonfinite_reason(values[row])) for row in rows}
 
 
 class Aggregator(ABC):

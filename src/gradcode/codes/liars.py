@@ -23,23 +23,7 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from gradcode.codes.base import GradientCode, MessageKey, NotDecodableError, Pattern
-
-
-def nonfinite_reason(vector: np.ndarray) -> str | None:
-    """What is not finite in ``vector`` ("NaN", "+inf", "-inf", joined), ``None``: nothing."""
-    values = np.asarray(vector, dtype=np.float64)
-    if bool(np.isfinite(values).all()):
-        return None
-    found = [
-        word
-        for word, present in (
-            ("NaN", np.isnan(values).any()),
-            ("+inf", np.isposinf(values).any()),
-            ("-inf", np.isneginf(values).any()),
-        )
-        if present
-    ]
-    return ", ".join(found)
+from gradcode.finite import nonfinite_reason
 
 
 def nonfinite(messages: Mapping[MessageKey, np.ndarray]) -> dict[MessageKey, str]:
