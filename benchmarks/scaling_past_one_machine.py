@@ -3,10 +3,11 @@
 
 Per cluster size:
 
-1. the simulator's own cost: ``gradcode simulate`` on the size's spec at 0 ms
-   (``gradcode.analysis.scaling.spec``, written beside the results) as a child process, its
-   wall time, CPU time (user + system) and peak resident memory from ``wait4``, so each size
-   is measured alone, construction of the codes included;
+1. the simulator's own cost, like with like: ``gradcode simulate`` at 0 ms on the schemes
+   every size runs (``COMMON``: UMW, SGD, RAR, CR), and on GC alone where it is run (it is
+   not at 10,000: ``scaling.not_run``), each spec written beside the results and run as a
+   child process: its wall time, CPU time (user + system) and peak resident memory from
+   ``wait4``, so each is measured alone, construction of the codes included;
 2. the predictions at every latency (``gradcode.analysis.scaling.predict``: the codes built
    once, the same seed and trials as 1.), checked against 1.'s table at 0 ms (the same draws
    must give the same means).
@@ -40,6 +41,9 @@ from gradcode.figures.latency import crossover
 from gradcode.sim.table import read_csv
 
 SCHEMES = ("UMW", "GC", "SGD", "RAR", "CR")
+#: the schemes simulated at every size: the cost panel compares these across sizes, and GC
+#: (built only up to ``scaling.GC_MAX_WORKERS``) on its own
+COMMON = ("UMW", "SGD", "RAR", "CR")
 
 
 def measure_cli(spec_file: Path, out: Path, trials: int, seed: int) -> dict[str, float]:
@@ -61,17 +65,30 @@ def measure_cli(spec_file: Path, out: Path, trials: int, seed: int) -> dict[str,
     }
 
 
+def measure_spec(
+    workers: int, labels: tuple[str, ...], name: str, trials: int, seed: int, out: Path
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``gradcode simulate`` on ``labels`` at ``workers`` and 0 ms: its cost and its means."""
+    spec_file = out / f"spec-n{workers}-{name}.yaml"
+    spec_file.write_text(yaml.safe_dump(scaling.spec(workers, 0.0, labels), sort_keys=False))
+    table = out / f"cli-n{workers}-{name}.csv"
+    print(f"N = {workers}: gradcode simulate {name}, {trials} trials", file=sys.stderr, flush=True)
+    cost = measure_cli(spec_file, table, trials, seed)
+    return cost, {row["label"]: float(row["mean_time"]) for row in read_csv(table)}
+
+
 def run(
     workers: int, latencies: list[float], trials: int, seed: int, out: Path
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One cluster size: its prediction rows and its cost row."""
-    spec_file = out / f"spec-n{workers}.yaml"
-    spec_file.write_text(yaml.safe_dump(scaling.spec(workers, 0.0), sort_keys=False))
-    print(f"N = {workers}: gradcode simulate, {trials} trials", file=sys.stderr, flush=True)
-    cost = measure_cli(spec_file, out / f"cli-n{workers}.csv", trials, seed)
+    cost, cli = measure_spec(workers, COMMON, "common", trials, seed, out)
+    gc = "GC" not in scaling.not_run(workers)
+    if gc:
+        alone, means = measure_spec(workers, ("GC",), "gc", trials, seed, out)
+        cost |= {f"gc_{key}": value for key, value in alone.items()}
+        cli |= means
     print(f"N = {workers}: every latency", file=sys.stderr, flush=True)
     rows = scaling.predict(workers, latencies, trials=trials, seed=seed)
-    cli = {row["label"]: float(row["mean_time"]) for row in read_csv(out / f"cli-n{workers}.csv")}
     for row in rows:
         if row["latency_ms"] == 0 and "mean_time" in row:
             if abs(row["mean_time"] - cli[row["scheme"]]) > 1e-9 * cli[row["scheme"]]:
@@ -83,12 +100,12 @@ def run(
         "trials": trials,
         "tree": tree.describe(),
         "tree_workers": tree.workers,
-        "schemes": len(scaling.schemes(workers)),
+        "schemes": "+".join(COMMON),
         "build_seconds_in_process": build,
         "simulate_cpu_seconds_in_process_0ms": sum(
             row["simulate_cpu_seconds"]
             for row in rows
-            if row["latency_ms"] == 0 and "trials" in row
+            if row["latency_ms"] == 0 and "trials" in row and row["scheme"] in COMMON
         ),
         "not_run": "; ".join(f"{k}: {v}" for k, v in scaling.not_run(workers).items()),
     }
@@ -150,19 +167,39 @@ def figure(rows: list[dict[str, Any]], costs: list[dict[str, Any]], path: Path) 
     middle.set(ylabel="CR's speedup per iteration (model)")
     middle.set_title("CR against RAR (solid) and UMW (dotted)")
     middle.legend(fontsize=7)
+    cost_panel(right, costs)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def cost_panel(right: Any, costs: list[dict[str, Any]]) -> None:
+    """The simulator's cost per size on the same schemes (``COMMON``), GC's alone beside it."""
     ns = [cost["workers"] for cost in costs]
-    right.plot(ns, [c["wall_seconds"] for c in costs], "-o", label="wall (s)")
-    right.plot(ns, [c["cpu_seconds"] for c in costs], "-^", label="CPU (s)")
+    right.plot(ns, [c["wall_seconds"] for c in costs], "-o", label="wall, UMW+SGD+RAR+CR")
+    right.plot(ns, [c["cpu_seconds"] for c in costs], "-^", label="CPU, UMW+SGD+RAR+CR")
+    with_gc = [c for c in costs if "gc_wall_seconds" in c]
+    right.plot(
+        [c["workers"] for c in with_gc],
+        [c["gc_wall_seconds"] for c in with_gc],
+        ":o",
+        color="tab:grey",
+        label="wall, GC alone",
+    )
+    right.plot(
+        [c["workers"] for c in with_gc],
+        [c["gc_cpu_seconds"] for c in with_gc],
+        ":^",
+        color="tab:grey",
+        label="CPU, GC alone",
+    )
     right.set(xscale="log", yscale="log", xlabel="workers N", ylabel="seconds")
     memory = right.twinx()
     memory.plot(ns, [c["peak_mib"] for c in costs], "--s", color="tab:red", label="peak (MiB)")
-    memory.set(ylabel="peak resident memory (MiB)", ylim=(0, None))
-    right.set_title("gradcode simulate at 0 ms, one size")
+    memory.set(ylabel="peak resident memory (MiB), UMW+SGD+RAR+CR", ylim=(0, None))
+    right.set_title("gradcode simulate at 0 ms, the same schemes at every size")
     lines = right.get_legend_handles_labels()
     extra = memory.get_legend_handles_labels()
     right.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
 
 
 def markdown(rows: list[dict[str, Any]], costs: list[dict[str, Any]]) -> str:
@@ -193,13 +230,19 @@ def markdown(rows: list[dict[str, Any]], costs: list[dict[str, Any]]) -> str:
         lines.append(f"| {n} | {found.describe()} |")
     lines += [
         "",
-        "| N | CR's tree | trials | wall (s) | CPU (s) | peak memory (MiB) | codes built in (s) |",
-        "|---|---|---|---|---|---|---|",
+        "| N | CR's tree | trials | UMW+SGD+RAR+CR: wall (s) | CPU (s) | peak (MiB) "
+        "| GC alone: wall (s) | CPU (s) | peak (MiB) | codes built in (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in costs:
+        gc = (
+            f"{c['gc_wall_seconds']:.1f} | {c['gc_cpu_seconds']:.1f} | {c['gc_peak_mib']:.0f}"
+            if "gc_wall_seconds" in c
+            else "not run | | "
+        )
         lines.append(
             f"| {c['workers']} | {c['tree']} ({c['tree_workers']} workers) | {c['trials']} | "
-            f"{c['wall_seconds']:.1f} | {c['cpu_seconds']:.1f} | {c['peak_mib']:.0f} | "
+            f"{c['wall_seconds']:.1f} | {c['cpu_seconds']:.1f} | {c['peak_mib']:.0f} | {gc} | "
             f"{c['build_seconds_in_process']:.1f} |"
         )
     return "\n".join(lines)

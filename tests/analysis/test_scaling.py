@@ -51,6 +51,18 @@ def test_gc_is_left_out_at_ten_thousand_and_says_why():
     assert [entry["label"] for entry in scaling.schemes(1000)] == ["UMW", "GC", "RAR", "SGD", "CR"]
 
 
+def test_a_spec_of_chosen_schemes_has_those_and_no_others():
+    """The simulator's cost is compared across sizes on the same schemes (issue 48)."""
+    common = ("UMW", "SGD", "RAR", "CR")
+    for workers in (84, 1000, 10000):
+        labels = [entry["label"] for entry in scaling.spec(workers, 0.0, common)["schemes"]]
+        assert labels == ["UMW", "RAR", "SGD", "CR"]
+    assert [entry["label"] for entry in scaling.schemes(1000, ("GC",))] == ["GC"]
+    assert scaling.schemes(10000, ("GC",)) == []
+    with pytest.raises(ValueError, match="unknown labels"):
+        scaling.schemes(84, ("GD",))
+
+
 @pytest.fixture(scope="module")
 def n84():
     return scaling.predict(84, (0.0, 0.002), trials=64, seed=3)

@@ -32,6 +32,19 @@ def test_machine_measures_add_up_the_ranks():
     assert found["rank_wait_max"] == pytest.approx(0.3)
     assert found["wakeups_per_second"] == pytest.approx(15.0)
     assert found["cpu_pressure_some"] == 0.3
+    assert found["work"] is None  # no rank computed
+
+
+def test_work_sets_each_ranks_real_seconds_beside_its_cpu():
+    """Rank 1 computed 1 s on 1 s of CPU (a core of its own), rank 2 3 s on 1 s (it waited
+    for a core two thirds of the time); rank 0 did no work of its own."""
+    ranks = [spent(2.0, 0.4, 0.2), spent(2.0, 1.0, 0.1), spent(4.0, 1.0, 2.0)]
+    ranks[1] |= {"work_real": 1.0, "work_cpu": 1.0}
+    ranks[2] |= {"work_real": 3.0, "work_cpu": 1.0}
+    found = machine_measures(ranks, None, cores=2)["work"]
+    assert found["real"] == 4.0 and found["cpu"] == 2.0
+    assert found["stretch_max"] == 3.0 and found["stretch_median"] == 2.0
+    assert found["ranks"] == [[1, 1.0, 1.0], [2, 3.0, 1.0]]
 
 
 @pytest.mark.parametrize(

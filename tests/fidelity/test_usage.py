@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcode.fidelity import pressure, usage
+from gradcode.fidelity import pressure, usage, work
 
 needs_schedstat = pytest.mark.skipif(
     not Path("/proc/self/schedstat").exists(), reason="this kernel keeps no schedstat"
@@ -52,3 +52,18 @@ def test_pressure_is_the_share_of_the_time_some_task_waited(tmp_path):
 def test_no_pressure_file_gives_none(tmp_path):
     assert pressure.sample(tmp_path / "absent") is None
     assert pressure.between(None, None) is None
+
+
+def test_work_counts_the_cpu_of_a_busy_loop_and_not_a_sleep():
+    """``work`` is what the rank computed: a busy loop's CPU seconds are about its real ones
+    (less if another process held the core), a sleep inside it adds real seconds only."""
+    began = usage.sample()
+    one = work.begin()
+    end = time.perf_counter() + 0.15
+    while time.perf_counter() < end:
+        pass
+    time.sleep(0.15)
+    work.end(one)
+    spent = usage.between(began, usage.sample())
+    assert spent["work_real"] == pytest.approx(0.3, abs=0.05)
+    assert 0.01 < spent["work_cpu"] <= 0.16

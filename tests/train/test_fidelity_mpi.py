@@ -78,6 +78,13 @@ def test_an_idle_machine_leaves_the_run_to_its_delays_and_busy_processes_take_it
     assert record["verdict"]["decided_by"] == "injected delays", record
     assert record["machine"]["ranks"] == 5 and record["dilation"] == 1.0
     assert "fidelity:" not in quiet.result.stderr
+    # every worker's real computation, as it logged it message by message (the timed part:
+    # the first iteration too), with the CPU it took
+    work = record["machine"]["work"]
+    assert [rank for rank, _, _ in work["ranks"]] == [1, 2, 3, 4]
+    logged = sum(m["compute"] for r in quiet.log() for m in r["messages"])
+    assert work["real"] == pytest.approx(logged, rel=0.25, abs=0.005)
+    assert 0 < work["cpu"] <= 1.5 * work["real"]
     with busy(2):
         loaded = run_config(tmp_path, _run(logistic_data), ranks=5, name="loaded").check()
     record = loaded.summary()["fidelity"]

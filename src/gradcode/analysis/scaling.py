@@ -173,8 +173,9 @@ def not_run(workers: int) -> dict[str, str]:
     return {"GC": GC_NOT_RUN} if workers > GC_MAX_WORKERS else {}
 
 
-def schemes(workers: int) -> list[dict[str, Any]]:
-    """The spec's schemes at ``workers`` (those of ``not_run`` left out)."""
+def schemes(workers: int, labels: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The spec's schemes at ``workers`` (those of ``not_run`` left out), only those of
+    ``labels`` when given."""
     S = int(workers * ALPHA)
     tree = paper_tree(workers)
     every = [
@@ -185,11 +186,18 @@ def schemes(workers: int) -> list[dict[str, Any]]:
         _cr(tree),
     ]
     skipped = not_run(workers)
-    return [entry for entry in every if entry["label"] not in skipped]
+    chosen = [entry for entry in every if entry["label"] not in skipped]
+    if labels is not None:
+        unknown = set(labels) - {entry["label"] for entry in every}
+        if unknown:
+            raise ValueError(f"scaling.schemes: unknown labels {sorted(unknown)}")
+        chosen = [entry for entry in chosen if entry["label"] in labels]
+    return chosen
 
 
-def spec(workers: int, latency: float = 0.0) -> dict[str, Any]:
-    """The simulation spec (``gradcode simulate FILE`` shape) of one size and latency."""
+def spec(workers: int, latency: float = 0.0, labels: Sequence[str] | None = None) -> dict[str, Any]:
+    """The simulation spec (``gradcode simulate FILE`` shape) of one size and latency (only
+    the schemes of ``labels`` when given)."""
     tree = paper_tree(workers)
     return {
         "name": f"coded-reduce-scaling-n{workers}",
@@ -202,7 +210,7 @@ def spec(workers: int, latency: float = 0.0) -> dict[str, Any]:
         "source": "paper 001 (Reisizadeh et al., ToN 2021), Sections III-C and IV-B, at scale",
         "model": "shared-links",
         "parameters": model_parameters(workers, latency),
-        "schemes": schemes(workers),
+        "schemes": schemes(workers, labels),
     }
 
 

@@ -27,7 +27,8 @@ def machine_measures(
     (``busiest_rank_cpu``), rank 0's shares on a core and waiting (``rank0_cpu``,
     ``rank0_wait``), the ranks' largest and median share waiting (``rank_wait_max``,
     ``rank_wait_median``), the run's wake-ups and involuntary context switches per second,
-    and the machine's ``cpu_pressure_some``. A measure the kernel did not give is ``None``."""
+    the machine's ``cpu_pressure_some`` and the ranks' real computation (``work``,
+    ``work_measures``). A measure the kernel did not give is ``None``."""
     alive = [(rank, spent) for rank, spent in enumerate(ranks) if spent is not None]
     seconds = float(ranks[0]["seconds"]) if ranks and ranks[0] is not None else math.nan
     found: dict[str, Any] = {"seconds": seconds, "cores": cores, "ranks": len(alive)}
@@ -60,7 +61,30 @@ def machine_measures(
         ):
             found[key] = sum(spent.get(name, 0) for _, spent in alive) / seconds
     found["cpu_pressure_some"] = None if pressure is None else pressure.get("some")
+    found["work"] = work_measures(alive)
     return found
+
+
+def work_measures(alive: Sequence[tuple[int, Mapping[str, Any]]]) -> dict[str, Any] | None:
+    """The ranks' real computation (``gradcode.fidelity.work``): its real and CPU seconds
+    summed over the ranks, and per rank (``ranks``: rank, real, CPU) with its ``stretch``
+    (real over CPU seconds: about 1 on a core of its own, more when it waited for one), the
+    largest and the median stretch. ``None`` when no rank computed."""
+    rows = [
+        (rank, float(spent["work_real"]), float(spent["work_cpu"]))
+        for rank, spent in alive
+        if spent.get("work_real", 0) > 0 and spent.get("work_cpu", 0) > 0
+    ]
+    if not rows:
+        return None
+    stretch = [real / cpu for _, real, cpu in rows]
+    return {
+        "real": sum(real for _, real, _ in rows),
+        "cpu": sum(cpu for _, _, cpu in rows),
+        "stretch_max": max(stretch),
+        "stretch_median": float(np.median(stretch)),
+        "ranks": [[rank, round(real, 6), round(cpu, 6)] for rank, real, cpu in rows],
+    }
 
 
 def build_record(

@@ -1,8 +1,9 @@
 """What one process cost the machine between two moments: its threads' time on a core and
 waiting for one (the scheduler's own accounting, ``/proc/<pid>/task/*/schedstat``: nanoseconds
 on the CPU, nanoseconds runnable but waiting on a run queue, time slices), its context
-switches (voluntary: it slept; involuntary: it was preempted) and the runtime's wake-ups
-(``gradcode.dilation.wakeups``)."""
+switches (voluntary: it slept; involuntary: it was preempted), the runtime's wake-ups
+(``gradcode.dilation.wakeups``) and its real computation's real and CPU seconds
+(``gradcode.fidelity.work``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from gradcode import dilation
+from gradcode.fidelity import work
 
 #: the fields of a usage sample that add up between two samples
-COUNTERS = ("cpu", "wait", "slices", "voluntary", "involuntary", "wakeups")
+COUNTERS = ("cpu", "wait", "slices", "voluntary", "involuntary", "wakeups", "work_real", "work_cpu")
 
 
 def _schedstat(pid: str = "self") -> tuple[float, float, int] | None:
@@ -49,6 +51,7 @@ def sample() -> dict[str, Any]:
         "involuntary": own.ru_nivcsw,
         "wakeups": dilation.wakeups(),
     }
+    found["work_real"], found["work_cpu"] = work.totals()
     if stat is not None:
         found |= {"cpu": stat[0], "wait": stat[1], "slices": stat[2]}
     return found

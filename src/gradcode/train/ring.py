@@ -35,6 +35,7 @@ import numpy as np
 from mpi4py import MPI
 
 from gradcode import dilation
+from gradcode.fidelity import work
 from gradcode.optim import State
 from gradcode.train import protocol
 from gradcode.train.distribution import chunk_edges
@@ -104,7 +105,9 @@ class RingWorker:
             began = clock()
             sleep_until(began + start_delay)
             tick = clock()
+            real = work.begin()
             partial = ctx.model.partial_gradient(X, y, point)
+            work.end(real)
             measured = clock() - tick
             sleep_until(clock() + compute_delay)
             computed = clock()

@@ -49,6 +49,7 @@ from mpi4py import MPI
 
 from gradcode import dilation
 from gradcode.attacks import attack_rng
+from gradcode.fidelity import work
 from gradcode.runfile.plan import collection_choice
 from gradcode.runfile.stragglers import DrawnAhead
 from gradcode.runlogs.nodelog import NodeLog
@@ -501,6 +502,7 @@ class Worker:
         """Compute one partition, then queue every message whose prefix it completes."""
         index = job.next_partition
         began = clock()
+        real = work.begin()
         X, y = self.ctx.parts[self.parts[index]]
         self.partials[index] = self.ctx.model.partial_gradient(X, y, job.point)
         job.next_partition = index + 1
@@ -515,6 +517,7 @@ class Worker:
                         message = self.code.encode_message(key, done)
                     outgoing.append((key, message))
         finished = clock()
+        work.end(real)
         job.measured += finished - began
         job.injected += job.compute_delay
         job.wake = finished + job.compute_delay
@@ -532,8 +535,10 @@ class Worker:
         if kids and not code.children_decodable(self.worker, [kids[s - 1] for s in job.children]):
             return
         began = clock()
+        real = work.begin()
         messages = {kids[source - 1]: r.data for source, r in job.children.items()}
         message = code.encode_node(self.worker, self.partials, messages if kids else None)
+        work.end(real)
         job.measured += clock() - began
         for result in job.children.values():
             assert self.port is not None
