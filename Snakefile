@@ -23,3 +23,8 @@ rule all:
     default_target: True
     input:
         all_outputs(),
+
+
+# where the time went: every job's benchmark file added up by rule (issue 50)
+onsuccess:
+    print(rule_times.report(paths.BENCHMARKS, paths.RULE_TIMES), end="")

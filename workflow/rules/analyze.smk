@@ -8,6 +8,8 @@ rule analyze:
         sidecar=paths.sidecar(paths.ANALYSIS),
     log:
         paths.log("analysis/{analysis}"),
+    benchmark:
+        paths.benchmark("analyze", "analysis/{analysis}")
     conda:
         "../../envs/gradcode.yaml"
     params:

@@ -13,6 +13,8 @@ if _CLUSTER.get("links"):
             table=paths.CLUSTER_LINKS_TABLE,
         log:
             paths.log("cluster/links"),
+        benchmark:
+            paths.benchmark("cluster_links", "cluster/links")
         conda:
             "../../envs/gradcode.yaml"
         threads: local_cores()
@@ -41,6 +43,8 @@ if _CLUSTER.get("links", {}).get("rates"):
             records=expand(paths.LINK_RATE_RECORD, rate=_SWEEP),
         log:
             paths.log("cluster/link-rates"),
+        benchmark:
+            paths.benchmark("cluster_link_rates", "cluster/link-rates")
         conda:
             "../../envs/gradcode.yaml"
         threads: local_cores()
@@ -63,6 +67,8 @@ if _CLUSTER.get("links", {}).get("rates"):
             paths.CLUSTER_LINK_RATES,
         log:
             paths.log("cluster/link-rates-index"),
+        benchmark:
+            paths.benchmark("cluster_link_rates_index", "cluster/link-rates-index")
         localrule: True
         conda:
             "../../envs/gradcode.yaml"
@@ -89,6 +95,8 @@ if _CLUSTER.get("cut"):
             cut=paths.RUN_CUT,
         log:
             paths.log("train/{run}"),
+        benchmark:
+            paths.benchmark("train_cut", "train/{run}")
         wildcard_constraints:
             run=cut_runs_pattern(_CLUSTER["cut"]),
         conda:
@@ -130,6 +138,8 @@ if LATENCY_RUNS:
             latency=paths.RUN_LATENCY,
         log:
             paths.log("train/{run}"),
+        benchmark:
+            paths.benchmark("train_latency", "train/{run}")
         wildcard_constraints:
             run=runs_pattern(LATENCY_RUNS),
         conda:
@@ -175,6 +185,8 @@ if NODE_LOSS_RUNS:
             lost=paths.RUN_LOST,
         log:
             paths.log("train/{run}"),
+        benchmark:
+            paths.benchmark("train_lost", "train/{run}")
         wildcard_constraints:
             run=runs_pattern(NODE_LOSS_RUNS),
         conda:

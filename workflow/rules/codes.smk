@@ -6,6 +6,8 @@ rule verify_code:
         paths.CODE_VERIFY,
     log:
         paths.log("codes/verify/{code}"),
+    benchmark:
+        paths.benchmark("verify_code", "codes/verify/{code}")
     conda:
         "../../envs/gradcode.yaml"
     params:
@@ -21,6 +23,8 @@ rule code_table:
         paths.CODE_TABLE,
     log:
         paths.log("tables/codes"),
+    benchmark:
+        paths.benchmark("code_table", "tables/codes")
     conda:
         "../../envs/gradcode.yaml"
     script:
@@ -32,6 +36,8 @@ rule stability:
         paths.STABILITY,
     log:
         paths.log("codes/stability"),
+    benchmark:
+        paths.benchmark("stability", "codes/stability")
     conda:
         "../../envs/gradcode.yaml"
     params:

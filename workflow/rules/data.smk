@@ -6,6 +6,8 @@ rule prepare_data:
         directory(paths.DATA),
     log:
         paths.log("data/{dataset}/{variant}"),
+    benchmark:
+        paths.benchmark("prepare_data", "data/{dataset}/{variant}")
     conda:
         "../../envs/gradcode.yaml"
     shell:

@@ -19,6 +19,8 @@ rule figure:
         comparison=paths.FIGURE_COMPARISON,
     log:
         paths.log("figures/{figure}"),
+    benchmark:
+        paths.benchmark("figure", "figures/{figure}")
     conda:
         "../../envs/gradcode.yaml"
     params:
@@ -50,6 +52,8 @@ rule comparison_table:
         ),
     log:
         paths.log("tables/comparison"),
+    benchmark:
+        paths.benchmark("comparison_table", "tables/comparison")
     # joins small CSVs in a second: the last step of the DAG, not worth a batch job
     localrule: True
     conda:

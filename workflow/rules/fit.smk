@@ -10,6 +10,8 @@ rule fit_timing:
         paths.FIT_FITTED,
     log:
         paths.log("fit/{study}.fit"),
+    benchmark:
+        paths.benchmark("fit_timing", "fit/{study}.fit")
     localrule: True
     conda:
         "../../envs/gradcode.yaml"
@@ -28,6 +30,8 @@ rule recommend:
         csv=paths.FIT_RECOMMENDATION_TABLE,
     log:
         paths.log("fit/{study}.recommend"),
+    benchmark:
+        paths.benchmark("recommend", "fit/{study}.recommend")
     conda:
         "../../envs/gradcode.yaml"
     params:
@@ -47,6 +51,8 @@ rule recommended_run_config:
         paths.RECOMMENDED_RUN_FILE,
     log:
         paths.log("fit/{study}.recommended"),
+    benchmark:
+        paths.benchmark("recommended_run_config", "fit/{study}.recommended")
     wildcard_constraints:
         study="|".join(re.escape(name) for name in FIT_STUDIES) or "(?!)",
     localrule: True

@@ -8,6 +8,8 @@ rule simulate:
         sidecar=paths.sidecar(paths.SIMULATION),
     log:
         paths.log("sim/{preset}"),
+    benchmark:
+        paths.benchmark("simulate", "sim/{preset}")
     wildcard_constraints:
         preset="[^/]+",
     conda:
@@ -28,6 +30,8 @@ rule simulate_spec:
         sidecar=paths.sidecar(paths.SPEC_SIMULATION),
     log:
         paths.log("sim/spec/{spec}"),
+    benchmark:
+        paths.benchmark("simulate_spec", "sim/spec/{spec}")
     wildcard_constraints:
         spec="[^/]+",
     conda:

@@ -11,6 +11,8 @@ rule run_config:
         paths.RUN_FILE,
     log:
         paths.log("train/{run}.config"),
+    benchmark:
+        paths.benchmark("run_config", "train/{run}.config")
     # the config's runs; a fit study's recommended run has its own (workflow/rules/fit.smk)
     wildcard_constraints:
         run=runs_pattern(TRAIN_RUNS) if TRAIN_RUNS else "(?!)",
@@ -32,6 +34,8 @@ rule train:
         model=paths.RUN_MODEL,
     log:
         paths.log("train/{run}"),
+    benchmark:
+        paths.benchmark("train", "train/{run}")
     conda:
         "../../envs/gradcode.yaml"
     # all local cores: a training run measures wall-clock time, and a job running beside it
@@ -75,6 +79,8 @@ if TOLERANT_RUNS:
             kills=paths.RUN_KILLS,
         log:
             paths.log("train/{run}"),
+        benchmark:
+            paths.benchmark("train_faults", "train/{run}")
         wildcard_constraints:
             run=runs_pattern(TOLERANT_RUNS),
         conda:

@@ -100,6 +100,19 @@ def log(name: str) -> str:
     return f"{RESULTS}/logs/{name}.log"
 
 
+#: where every job's ``benchmark:`` file goes (``gradcode.pipeline.rule_times`` reads them)
+BENCHMARKS = f"{RESULTS}/benchmarks"
+#: their table, by rule, written when the workflow succeeds
+RULE_TIMES = f"{RESULTS}/logs/rule-times.md"
+
+
+def benchmark(rule: str, name: str) -> str:
+    """The ``benchmark:`` file of rule ``rule``'s job, ``name`` as in ``log`` (Snakemake
+    writes its wall time, memory and CPU time there; the folder is the rule's, so the time
+    table adds them up by rule)."""
+    return f"{BENCHMARKS}/{rule}/{name}.tsv"
+
+
 def fields(template: str) -> list[str]:
     """The names of ``template``'s fields, in order."""
     return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
