@@ -7,7 +7,10 @@ factors, with its fidelity record's measures and verdict (``gradcode.fidelity``)
     python benchmarks/fidelity_dilation.py config/experiments/cluster/coded-reduce-n84.yaml \\
         --dilation 1 8 32 --runs UMW CR RAR RAR-mpi --iterations 5 --out fidelity-n84
 
-``--busy N`` runs N busy loops beside every run, to make the machine decide on purpose.
+``--data load`` has every worker read the prepared data itself, so that the data does not
+cross the dilated links before the first iteration (``runtime.data``); ``--latency 2ms``
+sets every link's one-way latency, on the cluster and in the runs' stated links. ``--busy N``
+runs N busy loops beside every run, to make the machine decide on purpose.
 Needs root and no cluster up: it brings each one up itself (``--nodes`` the largest run's
 ranks, ``--rate`` the experiment's stated rate, no SLURM) and takes it down again. A run whose
 times do not move between K and a larger K was decided by its links at K; the verdict of its
@@ -74,6 +77,14 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, help="instead of the experiment's")
     parser.add_argument("--distribution", help="runtime.distribution instead of the experiment's")
     parser.add_argument(
+        "--data",
+        choices=("send", "load"),
+        help="runtime.data: load keeps the data off the (dilated) links before the first iteration",
+    )
+    parser.add_argument(
+        "--latency", help="one-way latency of every link (cluster and run), e.g. 2ms"
+    )
+    parser.add_argument(
         "--busy", type=int, default=0, help="busy loops beside every run (a CPU-bound machine)"
     )
     parser.add_argument("--out", type=Path, default=Path("fidelity"))
@@ -87,6 +98,8 @@ def main() -> int:
         cluster("down")
         up = ["up", "--nodes", str(max(ranks.values())), "--rate", str(links["rate"])]
         up += ["--master-rate", str(links.get("master_rate", links["rate"]))]
+        if args.latency:
+            up += ["--latency", args.latency]
         cluster(*up, "--dilation", str(k), "--no-slurm")
         try:
             for name in names:
@@ -97,6 +110,10 @@ def main() -> int:
                     run["iterations"] = args.iterations
                 if args.distribution:
                     run["runtime"]["distribution"] = args.distribution
+                if args.data:
+                    run["runtime"]["data"] = args.data
+                if args.latency:
+                    run["network"]["links"]["latency"] = args.latency
                 loops = [
                     subprocess.Popen([sys.executable, "-c", "while True: pass"])
                     for _ in range(args.busy)

@@ -94,6 +94,10 @@ Schema (defaults in brackets; ``|`` separates alternatives)::
       dilation: number >= 1         # [1] time dilation K: every wait K times longer, times
                                     # reported in virtual seconds (gradcode.dilation); on the
                                     # emulated cluster, the K of its `up --dilation`
+      data: send | load             # [send] how a worker gets its partitions: rank 0 sends
+                                    # them, or the worker reads the prepared data itself (a
+                                    # file system every node shares: the emulated cluster's,
+                                    # a cluster's shared home), so they never cross the links
     faults:                         # [none] workers that fail, not only straggle
       tolerate: bool                # [true] run on a fault-tolerant MPI (Open MPI's ULFM): a
                                     # worker that dies is a permanent straggler from then on
@@ -469,6 +473,13 @@ class RuntimeConfig:
     #: time dilation (``gradcode.dilation``): every wait K times longer, every time reported
     #: in virtual seconds; on the emulated cluster, its ``up --dilation``
     dilation: float = 1.0
+    #: how a worker gets its partitions (``DATA_DELIVERY``): sent by rank 0, or loaded by the
+    #: worker from the prepared data (a shared file system)
+    data: str = "send"
+
+
+#: ``runtime.data``'s choices
+DATA_DELIVERY = ("send", "load")
 
 
 @dataclass(frozen=True)
@@ -899,7 +910,7 @@ def _log(top: _Section) -> LogConfig:
 def _runtime(top: _Section) -> RuntimeConfig:
     section = top.section(
         "runtime",
-        ("poll_interval", "iteration_timeout", "distribution", "collection", "dilation"),
+        ("poll_interval", "iteration_timeout", "distribution", "collection", "dilation", "data"),
     )
     try:
         dilation = check_factor(section.raw("dilation", 1.0), section.key("dilation"))
@@ -911,6 +922,7 @@ def _runtime(top: _Section) -> RuntimeConfig:
         distribution=section.string("distribution", "auto", choices=DISTRIBUTION_WAYS),
         collection=section.string("collection", "auto", choices=COLLECTION_WAYS),
         dilation=dilation,
+        data=section.string("data", "send", choices=DATA_DELIVERY),
     )
 
 

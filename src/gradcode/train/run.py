@@ -279,9 +279,21 @@ def _shape(setup: Setup) -> dict[str, Any]:
 
 def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int, Any]:
     """Every worker rank receives ``{partition: (X_p, y_p)}`` of its own partitions (spares
-    nothing: ``gradcode.train.faults.spares``)."""
+    nothing: ``gradcode.train.faults.spares``), from rank 0, or under ``runtime.data: load``
+    from the prepared data, which rank 0 made before (the same partitions: the same rows,
+    the same partition seed)."""
     if world.Get_rank() > plan.workers:
         return {}
+    if plan.config.runtime.data == "load":
+        if world.Get_rank() == 0:
+            return {}
+        worker = world.Get_rank() - 1
+        if worker in set(plan.config.stragglers.persistent):
+            return {}
+        config = plan.config
+        return worker_share(
+            plan, load_training_data(config.data, plan.partitions, config.model.kind), worker
+        )
     if world.Get_rank() != 0:
         while not world.Iprobe(source=0, tag=DATA_TAG):
             time.sleep(IDLE_POLL)  # rank 0 may pickle the others' data first: do not spin
