@@ -5,7 +5,7 @@ twelve configurations is one short file whose differences are visible at a glanc
 
     name: ye-abbe-fig3                # [file stem] also the folder of its runs' outputs
     description: str                  # what the figure shows and the setting
-    base: {<run keys>}                # every key of a run file (see gradcode.runfile.config)
+    base: {<run keys>}                # every key of a run file (docs/guide/run-file.md)
     runs:
       <run name>: {<run keys>}        # merged over ``base``: mappings key by key, the rest
                                       # replaced; the run's ``name`` is ``<experiment>/<run>``

@@ -56,7 +56,7 @@ from gradcode.cluster.network.namespaces import netns_path, processes_in
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.cluster.state import State
 from gradcode.errors import UserError
-from gradcode.runfile.config import NODE_LOSS as HOW
+from gradcode.runfile.words import NODE_LOSS as HOW
 
 #: how many rounds of SIGKILL before a node that keeps spawning counts as not killed
 ROUNDS = 20
