@@ -18,6 +18,10 @@ them back.
 
 Addresses come from a private IPv4 subnet (RFC 1918) and exist only inside the namespaces
 the cluster creates, so the subnet never meets the host's own networks.
+
+This module builds and validates a spec; the spec itself (``ClusterSpec``, ``NodeSpec``), as
+the state file holds it, is ``gradcode.clusterstate.spec``'s, where a run reads the cluster
+that is up without importing the cluster.
 """
 
 from __future__ import annotations

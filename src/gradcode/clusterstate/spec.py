@@ -40,7 +40,7 @@ def format_limit(rate: Rate | None) -> str:
 
 def limit_bits(rate: Rate | None) -> int | None:
     """A limit as the state file and ``gradcode cluster rate``'s record write it: whole bits
-    per second (``parse_limit``), ``None`` unlimited."""
+    per second (``gradcode.cluster.spec.parse_limit``), ``None`` unlimited."""
     return None if rate is None else int(rate.bits_per_second)
 
 
@@ -81,7 +81,7 @@ class NodeSpec:
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """The whole cluster; build it with ``build_spec`` (which validates)."""
+    """The whole cluster; build it with ``gradcode.cluster.spec.build_spec`` (which validates)."""
 
     nodes: tuple[NodeSpec, ...]
     subnet: str
