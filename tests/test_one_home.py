@@ -7,8 +7,8 @@
   launcher and the slurm-cluster profile (through ``python -m gradcode.cluster.mpi.mpich``) take
   it from there, and no file of the source tree sets one of its variables to a value.
 - MPICH's launcher: ``gradcode.launch.mpilib`` (``HYDRA``, looked up by ``hydra()``).
-- The runtime folder of the emulated cluster, and its lock beside it:
-  ``gradcode.cluster.state``.
+- The runtime folder of the emulated cluster: ``gradcode.clusterstate.files`` (``RUN_DIR``;
+  its lock beside it, ``gradcode.cluster.state.lock_path``, derives from it).
 """
 
 from __future__ import annotations
@@ -130,5 +130,5 @@ def test_mpichs_launcher_is_named_and_looked_up_in_one_place():
 
 
 def test_the_cluster_runtime_folder_and_its_lock_come_from_the_state_module():
-    spelled = _package_strings("/run/gradcode", PACKAGE / "cluster" / "state.py")
-    assert not spelled, "use gradcode.cluster.state (RUN_DIR, lock_path):\n" + "\n".join(spelled)
+    spelled = _package_strings("/run/gradcode", PACKAGE / "clusterstate" / "files.py")
+    assert not spelled, "use gradcode.clusterstate.files (RUN_DIR):\n" + "\n".join(spelled)

@@ -10,7 +10,6 @@ import time
 
 import pytest
 
-from gradcode.cluster import links
 from gradcode.cluster.latency import delay, relatency
 from gradcode.cluster.spec import (
     ClusterSpec,
@@ -18,6 +17,7 @@ from gradcode.cluster.spec import (
     build_spec,
     parse_node_latency,
 )
+from gradcode.clusterstate import delayer, files, links
 from gradcode.duration import Duration
 
 MS = 1_000_000
@@ -167,13 +167,13 @@ def test_a_mismatch_between_stated_and_actual_latency_names_both():
 def _cluster_up(monkeypatch, tmp_path, spec: ClusterSpec, delayer_pid: int | None) -> None:
     from gradcode.cluster import state
 
-    monkeypatch.setattr(state, "RUN_DIR", tmp_path)
+    monkeypatch.setattr(files, "RUN_DIR", tmp_path)
     resources = [] if delayer_pid is None else [{"kind": "delayer", "pid": delayer_pid}]
     state.State({"spec": spec.as_dict(), "complete": True, "resources": resources}).save()
 
 
 def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path):
-    from gradcode.cluster.links import stated_links_mismatch
+    from gradcode.clusterstate.links import stated_links_mismatch
     from gradcode.rate import Rate
 
     rate = Rate.parse("100mbit", "rate")
@@ -207,7 +207,6 @@ def test_runs_see_the_latency_in_force_under_cluster_latency(monkeypatch, tmp_pa
     rate = Rate.parse("100mbit", "rate")
     spec = build_spec({"nodes": 2, "rate": "100mbit", "latency": "0.5ms"})
     _cluster_up(monkeypatch, tmp_path, spec, delayer_pid=4242)
-    monkeypatch.setattr(delay, "RUN_DIR", tmp_path)
     monkeypatch.setattr(links, "running", lambda pid: pid == 4242)
     delay.write_config(
         2, {0: (Duration(2_000_000), Duration(0)), 1: (Duration(2_000_000), Duration(100_000))}
@@ -230,7 +229,6 @@ def test_in_a_slurm_job_only_the_jobs_nodes_count(monkeypatch, tmp_path):
     rate = Rate.parse("100mbit", "rate")
     spec = build_spec({"nodes": 4, "rate": "100mbit"})
     _cluster_up(monkeypatch, tmp_path, spec, delayer_pid=4242)
-    monkeypatch.setattr(delay, "RUN_DIR", tmp_path)
     monkeypatch.setattr(links, "running", lambda pid: pid == 4242)
     one = Duration(1_000_000)
     delay.write_config(2, {0: (one, Duration(0)), 1: (one, Duration(0)), 2: (Duration(0),) * 2})
@@ -256,7 +254,7 @@ def test_no_latency_asked_on_a_cluster_without_one_starts_no_delayer(monkeypatch
     assert "none" in __import__("json").loads(record.read_text())["delayer"]
 
 
-@pytest.mark.parametrize("module", [delay.MODULE, *delay.FORMER_MODULES])
+@pytest.mark.parametrize("module", [delay.MODULE, *delayer.FORMER_MODULES])
 def test_the_delayer_is_found_by_its_module_also_under_its_former_name(module):
     """A cluster brought up before the delayer's module moved is still brought down."""
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", module])

@@ -14,11 +14,11 @@ import time
 import pytest
 
 from gradcode.cli import main
-from gradcode.cluster import state
 from gradcode.cluster.network import namespaces, rerate
 from gradcode.cluster.network.namespaces import ClusterError, limit_command, tbf
 from gradcode.cluster.network.rerate import RateError, job_nodes, plan_rates, run_rates
 from gradcode.cluster.spec import build_spec
+from gradcode.clusterstate import files
 from gradcode.errors import UserError
 from gradcode.rate import Rate
 
@@ -32,7 +32,7 @@ def calls(monkeypatch, tmp_path):
     ``tmp_path``, whatever cluster is up on this machine."""
     made: list[list[str]] = []
     monkeypatch.setattr(namespaces, "run", lambda argv, **_: made.append(list(argv)) or "")
-    monkeypatch.setattr(state, "RUN_DIR", tmp_path / "run")
+    monkeypatch.setattr(files, "RUN_DIR", tmp_path / "run")
     monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
     return made
 

@@ -66,14 +66,14 @@ def test_check_counts_spares_and_says_which_kills_they_absorb(tmp_path, logistic
 
 def _cluster_up(monkeypatch, folder, **options):
     """The state file of an emulated cluster that is up, in ``folder`` (nothing is made)."""
-    from gradcode.cluster import state
     from gradcode.cluster.spec import build_spec
+    from gradcode.clusterstate import files
 
     folder.mkdir()
     spec = build_spec(options)
     document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
     (folder / "state.json").write_text(json.dumps(document))
-    monkeypatch.setattr(state, "RUN_DIR", folder)
+    monkeypatch.setattr(files, "RUN_DIR", folder)
 
 
 def test_check_says_when_the_cluster_that_is_up_has_other_links(

@@ -1,7 +1,10 @@
 """An emulated multi-node cluster on one machine (root): ``gradcode cluster ...`` (``cli``).
 
-It provisions machines that runs then use, and is no part of the runtime (``gradcode.train``).
-Its rooms, in order, each importing only ``spec``, ``state`` and those before it:
+It provisions machines that runs then use, and is no part of the runtime (``gradcode.train``,
+``gradcode.launch``), which imports nothing of it: what a run reads of the cluster that is up
+(its links in force, the delayer alive, the dilation) the cluster writes under its runtime
+folder and the run reads through ``gradcode.clusterstate``, below both. Its rooms, in order,
+each importing only ``spec``, ``state`` and those before it:
 
 - ``spec``: the validated description of a cluster (nodes, addresses, link rates and
   latencies), checked before anything is made; ``state``: the state file of everything made,
@@ -19,8 +22,5 @@ Its rooms, in order, each importing only ``spec``, ``state`` and those before it
   SLURM (``hydra``), Open MPI with ULFM (``ulfm``) and its ranks moved to their nodes
   (``noderank``);
 - ``faults/``: a link down for a while (``cut``), a node lost for good (``lose``);
-- ``links``: the links in force as a run sees them, the one module the runtime imports (a run
-  says when its stated links differ, ``stated_links_mismatch``, and records them in its
-  summary, ``links_record``);
 - ``control``: ``up``, ``down`` and ``status``; ``cli``: the command line.
 """

@@ -15,7 +15,8 @@ from gradcode.cluster.mpi import hydra
 from gradcode.cluster.network import namespaces
 from gradcode.cluster.network.namespaces import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec, format_limit
-from gradcode.cluster.state import RUN_DIR, State, lock_path, running_spec
+from gradcode.cluster.state import State, lock_path, running_spec
+from gradcode.clusterstate.files import RUN_DIR
 
 
 @contextmanager

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from gradcode.cluster.network.namespaces import ClusterError, enter, run
 from gradcode.cluster.spec import ClusterSpec
-from gradcode.cluster.state import RUN_DIR, State
+from gradcode.cluster.state import State
+from gradcode.clusterstate.files import RUN_DIR
 
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 SPOOL = Path("/var/spool/gradcode-cluster")

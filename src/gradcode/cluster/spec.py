@@ -18,21 +18,34 @@ them back.
 
 Addresses come from a private IPv4 subnet (RFC 1918) and exist only inside the namespaces
 the cluster creates, so the subnet never meets the host's own networks.
+
+This module builds and validates a spec; the spec itself (``ClusterSpec``, ``NodeSpec``), as
+the state file holds it, is ``gradcode.clusterstate.spec``'s, where a run reads the cluster
+that is up without importing the cluster.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from gradcode.clusterstate.spec import (
+    NO_DELAY,
+    PREFIX,
+    ClusterSpec,
+    ClusterSpecError,
+    NodeSpec,
+)
+
+# how a limit is written, here as well as where the spec's data lives: whoever builds a spec
+# writes its limits too
+from gradcode.clusterstate.spec import format_limit as format_limit
+from gradcode.clusterstate.spec import limit_bits as limit_bits
 from gradcode.duration import Duration, DurationError
-from gradcode.errors import UserError
 from gradcode.rate import Rate, RateError
 
-#: every namespace, link and file the cluster makes starts with this, so nothing else is touched
-PREFIX = "gc-"
 #: the namespace that holds the switch (a bridge), so the host's own namespace gets nothing
 SWITCH = f"{PREFIX}switch"
 BRIDGE = f"{PREFIX}br"
@@ -50,13 +63,8 @@ _PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "19
 SLOWEST = Rate.from_bits(8_000)
 #: how a spec or an option says a direction has no limit (no qdisc)
 UNLIMITED = ("none", "unlimited")
-NO_DELAY = Duration(0)
 #: the longest latency a link takes: past it a link is cut, not slow (``cluster cut``)
 LONGEST_LATENCY = Duration(1_000_000_000)
-
-
-class ClusterSpecError(UserError):
-    """A cluster option or spec file value is invalid."""
 
 
 def parse_limit(value: object, what: str) -> Rate | None:
@@ -80,21 +88,6 @@ def parse_limit(value: object, what: str) -> Rate | None:
     return rate
 
 
-def format_limit(rate: Rate | None) -> str:
-    """``100mbit`` (``str(rate)``); ``None`` -> ``unlimited``."""
-    return "unlimited" if rate is None else str(rate)
-
-
-def limit_bits(rate: Rate | None) -> int | None:
-    """A limit as the state file and ``gradcode cluster rate``'s record write it: whole bits
-    per second (``parse_limit``), ``None`` unlimited."""
-    return None if rate is None else int(rate.bits_per_second)
-
-
-def _from_bits(bits: int | None) -> Rate | None:
-    return None if bits is None else Rate.from_bits(bits)
-
-
 def parse_delay(value: object, what: str) -> Duration:
     """A latency or jitter: a duration in ``gradcode.duration``'s grammar (``1ms``, ``250us``;
     ``0`` for none) of at most ``LONGEST_LATENCY``; ``ClusterSpecError`` naming ``what``
@@ -114,159 +107,6 @@ def check_jitter(latency: Duration, jitter: Duration, what: str) -> None:
     if jitter > latency:
         raise ClusterSpecError(
             f"{what}: jitter {jitter} exceeds the latency {latency} (a delay is never negative)"
-        )
-
-
-@dataclass(frozen=True)
-class NodeSpec:
-    """One node: its name (namespace and hostname), address, link rates (``None``:
-    unlimited) and the latency (and jitter) of what is sent to it."""
-
-    index: int
-    name: str
-    address: str
-    egress: Rate | None
-    ingress: Rate | None
-    latency: Duration = NO_DELAY
-    jitter: Duration = NO_DELAY
-
-    @property
-    def master(self) -> bool:
-        return self.index == 0
-
-    @property
-    def switch_port(self) -> str:
-        """The switch's end of this node's link (in the switch namespace)."""
-        return f"{PREFIX}n{self.index}"
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """The whole cluster; build it with ``build_spec`` (which validates)."""
-
-    nodes: tuple[NodeSpec, ...]
-    subnet: str
-    cpus: int
-    #: time dilation: the nodes' rates and latencies are the enforced (dilated) ones
-    dilation: int = 1
-
-    @property
-    def master(self) -> NodeSpec:
-        return self.nodes[0]
-
-    @property
-    def delayed(self) -> bool:
-        """Whether any node's link has a latency (then the switch runs a delayer)."""
-        return any(node.latency for node in self.nodes)
-
-    @property
-    def prefixlen(self) -> int:
-        return ipaddress.ip_network(self.subnet).prefixlen
-
-    def node(self, name: str) -> NodeSpec:
-        for node in self.nodes:
-            if node.name == name:
-                return node
-        known = ", ".join(n.name for n in self.nodes)
-        raise ClusterSpecError(f"no node {name!r} in the cluster (nodes: {known})")
-
-    def link_mismatch(self, rate: Rate, master_rate: Rate) -> str | None:
-        """Where this cluster's links differ from links stated as ``rate`` (every worker's
-        node, both directions) and ``master_rate`` (the master's node): one line naming the
-        stated and the actual rate of the first that differs, ``None`` when none does."""
-        differing = [
-            (node, direction, getattr(node, direction), master_rate if node.master else rate)
-            for node in (*self.nodes[1:], self.master)  # the workers' first
-            for direction in ("egress", "ingress")
-            if getattr(node, direction) != (master_rate if node.master else rate)
-        ]
-        if not differing:
-            return None
-        node, direction, actual, stated = differing[0]
-        whose = "master_rate" if node.master else "rate"
-        more = f"; {len(differing) - 1} more link directions differ" if differing[1:] else ""
-        return (
-            f"network.links.{whose} states {stated}, but the emulated cluster that is up has "
-            f"{node.name}'s {direction} at {format_limit(actual)}{more}"
-        )
-
-    def latency_mismatch(self, latency: float) -> str | None:
-        """Where this cluster's latencies differ from ``latency`` seconds one way stated for
-        every node (a run file's ``network.links.latency``): one line naming both, ``None``
-        when every node has it (to the nanosecond)."""
-        stated = round(latency * 1e9)
-        differing = [
-            node for node in (*self.nodes[1:], self.master) if node.latency.nanoseconds != stated
-        ]
-        if not differing:
-            return None
-        more = f"; {len(differing) - 1} more nodes differ" if differing[1:] else ""
-        return (
-            f"network.links.latency states {Duration(stated)}, but the emulated cluster that is up "
-            f"has {differing[0].name}'s latency at {differing[0].latency}{more}"
-        )
-
-    def virtual(self) -> ClusterSpec:
-        """The links as a run dilated by this spec's factor sees them: every rate ``dilation``
-        times the enforced one, every latency and jitter divided by it (``dilation`` 1)."""
-        k = self.dilation
-        if k == 1:
-            return self
-
-        def rate(limit: Rate | None) -> Rate | None:
-            return None if limit is None else Rate.from_bits(limit.bits_per_second * k)
-
-        nodes = tuple(
-            replace(
-                node,
-                egress=rate(node.egress),
-                ingress=rate(node.ingress),
-                latency=Duration(node.latency.nanoseconds // k),
-                jitter=Duration(node.jitter.nanoseconds // k),
-            )
-            for node in self.nodes
-        )
-        return replace(self, nodes=nodes, dilation=1)
-
-    def as_dict(self) -> dict[str, Any]:
-        dilated = {"dilation": self.dilation} if self.dilation != 1 else {}
-        return dilated | {
-            "subnet": self.subnet,
-            "cpus": self.cpus,
-            "nodes": [
-                {
-                    "name": n.name,
-                    "address": n.address,
-                    "egress": limit_bits(n.egress),
-                    "ingress": limit_bits(n.ingress),
-                    "latency_ns": n.latency.nanoseconds,
-                    "jitter_ns": n.jitter.nanoseconds,
-                }
-                for n in self.nodes
-            ],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ClusterSpec:
-        """The inverse of ``as_dict`` (the state file: rates as bits per second), without
-        re-deriving anything."""
-        nodes = tuple(
-            NodeSpec(
-                i,
-                n["name"],
-                n["address"],
-                _from_bits(n["egress"]),
-                _from_bits(n["ingress"]),
-                Duration(n.get("latency_ns", 0)),
-                Duration(n.get("jitter_ns", 0)),
-            )
-            for i, n in enumerate(data["nodes"])
-        )
-        return cls(
-            nodes=nodes,
-            subnet=data["subnet"],
-            cpus=int(data["cpus"]),
-            dilation=int(data.get("dilation", 1)),
         )
 
 

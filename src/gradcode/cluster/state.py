@@ -2,32 +2,27 @@
 
 Every step records its resource in the state file first and only then creates it, so a
 ``down`` after a killed ``up`` still knows every namespace, mount, daemon and file it must
-remove (removing something that was never made is a no-op). The file lives under ``/run``,
-which a reboot clears together with everything it lists.
+remove (removing something that was never made is a no-op). The file's folder and its reading
+are ``gradcode.clusterstate.files``' (a run reads the state there without the cluster).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from gradcode.atomic import atomic_file
 from gradcode.cluster.spec import ClusterSpec
-
-#: the cluster's runtime folder: state file, hostnames' UTS mounts, launcher, pid files
-RUN_DIR = Path(os.environ.get("GRADCODE_CLUSTER_RUN_DIR", "/run/gradcode-cluster"))
-
-
-def state_path() -> Path:
-    return RUN_DIR / "state.json"
+from gradcode.clusterstate import files
+from gradcode.clusterstate.files import read_state, state_path
 
 
 def lock_path() -> Path:
     """The lock that lets one ``up`` or ``down`` run at a time: beside the runtime folder, not
     in it, since ``down`` removes the folder while holding the lock."""
-    return RUN_DIR.with_name(f"{RUN_DIR.name}.lock")
+    folder = files.RUN_DIR  # at call time, as state_path reads it
+    return folder.with_name(f"{folder.name}.lock")
 
 
 class State:
@@ -43,10 +38,8 @@ class State:
     @classmethod
     def load(cls) -> State | None:
         """The current state, or ``None`` when no cluster was brought up."""
-        try:
-            return cls(json.loads(state_path().read_text()))
-        except FileNotFoundError:
-            return None
+        data = read_state()
+        return None if data is None else cls(data)
 
     def save(self) -> None:
         state_path().parent.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,7 @@ import numpy as np
 
 from gradcode.codes.base import GradientCode
 from gradcode.figures.compare import Comparison
+from gradcode.message_header import H
 from gradcode.runfile.config import LinksConfig
 from gradcode.runlogs.timings import (
     link_floor,
@@ -41,7 +42,6 @@ from gradcode.runlogs.timings import (
     predicted_links_time,
 )
 from gradcode.timing.links import PAYLOAD_FRACTION, message_time
-from gradcode.train.protocol import H
 
 
 def probe_rows(links: Mapping[str, Any]) -> list[dict[str, Any]]:

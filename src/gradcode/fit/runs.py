@@ -77,10 +77,10 @@ from gradcode.fit.shifted_exponential import (
     compare_groups,
     fit_times,
 )
+from gradcode.message_header import H
 from gradcode.rate import Rate
 from gradcode.sim.stats import Moments
 from gradcode.timing import TimingModel, model_from_spec
-from gradcode.train.protocol import H
 
 PER_WORKER_CHOICES = ("auto", "yes", "no")
 MODEL_CHOICES = ("auto", "master-worker", "shared-links")

@@ -105,10 +105,10 @@ def _network_line(plan, features: int) -> str:
     links = plan.config.network.links
     if links is None:
         return "real links (parameters not stated), no communication emulated"
-    from gradcode.cluster.links import stated_links_mismatch
+    from gradcode.clusterstate.links import stated_links_mismatch
+    from gradcode.message_header import H
     from gradcode.rate import Rate
     from gradcode.timing.links import message_time
-    from gradcode.train.protocol import H
 
     nbytes = 8 * (plan.code.message_length(features) + H)
     alone = message_time(nbytes, links.rate, links.master_rate, links.latency)
@@ -151,7 +151,7 @@ def cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     """Train (every MPI rank runs this)."""
     _no_rest(rest)
     from gradcode.extras import require
-    from gradcode.launch.mpilib import select_for_launcher
+    from gradcode.mpilibrary import select_for_launcher
 
     require("mpi", "gradcode train run")
 

@@ -15,9 +15,11 @@ Both wheels install ``bin/mpiexec`` and ``bin/mpirun``; whichever was installed 
 names, so nothing here calls them: MPICH is started as ``mpiexec.hydra`` and Open MPI as
 ``ompirun_wrapper`` (what Open MPI's own ``mpirun`` runs, with ``OPAL_PREFIX`` pointing at the
 environment). mpi4py loads MPICH unless ``MPI4PY_MPIABI`` says otherwise (its search tries
-``libmpi.so.12`` before ``libmpi.so.40``); ``select_for_launcher`` sets it when Open MPI's
-launcher started the process, so ``mpiexec -n N python -m gradcode.train`` works under either
-launcher, and ``summary.json`` records which library ran (``mpi``).
+``libmpi.so.12`` before ``libmpi.so.40``); ``gradcode.mpilibrary.select_for_launcher`` sets
+it when Open MPI's launcher started the process, so ``mpiexec -n N python -m gradcode.train``
+works under either launcher, and ``summary.json`` records which library ran (``mpi``). That
+side, what a rank asks of the library it runs on, lives in ``gradcode.mpilibrary``: the rank
+program imports it and not the launcher.
 
 ``python -m gradcode.launch.ulfm -n N CMD ...`` is the fault-tolerant launcher
 (``ulfm_command``).
@@ -29,19 +31,13 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from gradcode.extras import MissingExtra, missing
-
-MPICH = "mpich"
-OPEN_MPI = "openmpi"
+from gradcode.mpilibrary import OPEN_MPI
 
 #: MPICH's launcher: ``hydra`` finds it; the workflow's rules name it for the job's own
 #: ``PATH`` (a job may run in another environment than Snakemake's, e.g. a conda one)
 HYDRA = "mpiexec.hydra"
-
-#: what Open MPI's launcher (PRRTE) puts in every process it starts
-OPEN_MPI_MARKERS = ("OMPI_COMM_WORLD_SIZE", "PRTE_LAUNCHED")
 
 #: Open MPI refuses to run as root without both (the CI machines run as root)
 ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -122,39 +118,3 @@ def ulfm_command(
     for name in ("MPI4PY_MPIABI", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         line += ["-x", name]
     return [*line, "-n", str(ranks), *argv]
-
-
-def select_for_launcher(env: dict[str, str] | None = None) -> None:
-    """Before mpi4py's ``MPI`` is imported: load Open MPI if its launcher started us.
-
-    Only the entry points call this (``python -m gradcode.train``): importing the package
-    changes nothing in the environment.
-    """
-    target = os.environ if env is None else env
-    if "MPI4PY_MPIABI" in target:
-        return
-    if any(marker in target for marker in OPEN_MPI_MARKERS):
-        target["MPI4PY_MPIABI"] = OPEN_MPI
-
-
-def describe() -> dict[str, Any]:
-    """``summary.json``'s ``mpi``: the library that ran and whether it tolerates failures."""
-    from mpi4py import MPI
-
-    text = MPI.Get_library_version()
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "").strip("\x00 ")
-    library = OPEN_MPI if first.startswith("Open MPI") else MPICH
-    return {
-        "library": library,
-        "version": first,
-        "fault_tolerant": library == OPEN_MPI and fault_tolerant(),
-        "launcher": "ulfm" if library == OPEN_MPI else "hydra or srun --mpi=pmi2",
-    }
-
-
-def fault_tolerant() -> bool:
-    """Whether failed processes are reported instead of ending the job: Open MPI started with
-    ``--with-ft ulfm``, which sets ``mpi_ft_enable`` for every rank (ULFM's calls answer
-    without it too, but a dead rank then aborts the job)."""
-    value = os.environ.get("OMPI_MCA_mpi_ft_enable", "")
-    return value.strip().lower() in ("1", "true", "yes", "on")

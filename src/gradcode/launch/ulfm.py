@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
 from gradcode.blas import single_thread_environment
 from gradcode.launch.mpilib import LauncherMissing, ulfm_command, ulfm_environment
+from gradcode.slurmjob import AllocationError, job_fields
 
 PROGRAM = "python -m gradcode.launch.ulfm"
 
@@ -38,10 +37,6 @@ def oversubscribe(refused: bool, environ: Mapping[str, str]) -> bool:
     allocation (``SLURM_JOB_NUM_NODES`` > 1)."""
     nodes = environ.get("SLURM_JOB_NUM_NODES") or environ.get("SLURM_NNODES") or "1"
     return not refused and not (nodes.isdigit() and int(nodes) > 1)
-
-
-class AllocationError(RuntimeError):
-    """The SLURM allocation cannot be described to Open MPI's launcher (one line)."""
 
 
 def allocation_environment(
@@ -71,24 +66,6 @@ def allocation_environment(
         "SLURM_TASKS_PER_NODE": per_node,
         "SLURM_JOB_NUM_NODES": str(count),
     }
-
-
-def job_fields(job: str, show_job: Callable[[str], str] | None = None) -> dict[str, str]:
-    """``scontrol show job JOB``'s fields (``NodeList``, ``NumTasks``, ...) as strings."""
-    text = (show_job or _scontrol_show_job)(job)
-    return dict(re.findall(r"(?:^|\s)([A-Za-z/]+)=(\S*)", text))
-
-
-def _scontrol_show_job(job: str) -> str:
-    try:
-        done = subprocess.run(
-            ["scontrol", "show", "job", job], capture_output=True, text=True, timeout=60
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise AllocationError(f"SLURM job {job}: scontrol show job failed ({error})") from None
-    if done.returncode != 0:
-        raise AllocationError(f"SLURM job {job}: scontrol show job: {done.stderr.strip()}")
-    return done.stdout
 
 
 def main(argv: Sequence[str] | None = None) -> int:

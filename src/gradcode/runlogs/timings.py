@@ -37,6 +37,7 @@ import numpy as np
 from gradcode.codes.base import GradientCode
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import MASTER, TreeCode
+from gradcode.message_header import H
 from gradcode.runfile.bandwidth import SinglePort
 from gradcode.runfile.config import BandwidthConfig, LinksConfig
 from gradcode.runfile.stragglers import Delays
@@ -49,7 +50,6 @@ from gradcode.timing.links import (
     TreeRun,
 )
 from gradcode.topology import TopologyVisitor, topology_of
-from gradcode.train.protocol import H
 
 
 def logged_key(value: Any) -> Any:

@@ -6,7 +6,7 @@ import ctypes
 import sys
 
 from gradcode.extras import require_or_exit
-from gradcode.launch.mpilib import select_for_launcher
+from gradcode.mpilibrary import select_for_launcher
 
 require_or_exit("mpi", "python -m gradcode.train")
 # before mpi4py loads a library: Open MPI's when its launcher started this rank

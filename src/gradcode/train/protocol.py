@@ -30,6 +30,12 @@ from __future__ import annotations
 
 from gradcode import dilation
 
+# the result messages' header is the wire format's too; its home is below the rank program,
+# where the readers of finished runs take its length from
+from gradcode.message_header import FIELD as FIELD
+from gradcode.message_header import HEADER as HEADER
+from gradcode.message_header import H as H
+
 MODEL = 1
 STOP = 2
 DONE = 3
@@ -42,24 +48,6 @@ PULL = 9
 RESULT_BASE = 16
 #: iterations are folded into tags modulo this (tags stay below 2^20 + 16; MPICH allows 2^29)
 TAG_WRAP = 1 << 20
-
-#: fields of a result message's header, in order (all float64)
-HEADER = (
-    "iteration",  # t of the model the message was computed from
-    "key",  # index of the message key in code.all_message_keys() (tree: the sender's node)
-    "worker",  # the sending worker (code index)
-    "compute",  # measured seconds of computation (partials + encoding) behind this message
-    "injected_compute",  # seconds of injected compute delay behind this message
-    "injected_comm",  # seconds of injected link delay of this message
-    "started",  # sender's clock when it began the iteration (received the model)
-    "sent",  # sender's clock when the message left (same host: comparable with the master's)
-    "corrupted",  # 1.0 when an adversary corrupted the payload (for the log only)
-    "model_last",  # scatter: the chunk that completed the sender's model (-1: none, isend)
-    "model_wait",  # scatter: seconds the sender held every chunk but that one
-    "model_span",  # scatter: seconds from its first chunk to the one before the last
-)
-H = len(HEADER)
-FIELD = {name: index for index, name in enumerate(HEADER)}
 
 
 def result_tag(iteration: int) -> int:

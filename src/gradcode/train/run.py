@@ -41,14 +41,13 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from gradcode import dilation
+from gradcode import dilation, mpilibrary
 from gradcode.blas import load_daxpy, single_threaded_blas
 from gradcode.codes.base import GradientCode
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.fidelity import pressure, usage
-from gradcode.launch import mpilib
 from gradcode.rate import Rate
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
 from gradcode.runfile.dataset import TrainingData, load_training_data
@@ -135,9 +134,9 @@ def prepare(args: argparse.Namespace, world_size: int) -> Setup:
 
 def check_mpi(config: RunConfig) -> None:
     """``ConfigError`` when the run tolerates failures but its MPI does not."""
-    if config.faults is None or not config.faults.tolerate or mpilib.fault_tolerant():
+    if config.faults is None or not config.faults.tolerate or mpilibrary.fault_tolerant():
         return
-    library = mpilib.describe()["version"]
+    library = mpilibrary.describe()["version"]
     raise ConfigError(
         f"faults.tolerate: this job runs on {library} without fault tolerance, where a dead "
         "rank ends the job; start it with python -m gradcode.launch.ulfm -n N ... "
@@ -155,7 +154,7 @@ def warn_links(config: RunConfig, run_file: str) -> None:
     if links is None:
         return
     # only rank 0 reads the cluster's state: the other ranks never import it
-    from gradcode.cluster.links import stated_links_mismatch
+    from gradcode.clusterstate.links import stated_links_mismatch
 
     mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate), links.latency)
     if mismatch is not None:
@@ -167,7 +166,7 @@ def check_dilation(config: RunConfig) -> None:
     ``runtime.dilation`` is not the cluster's: its clock would measure the links K times off."""
     if config.network is None:
         return
-    from gradcode.cluster.links import dilation_mismatch
+    from gradcode.clusterstate.links import dilation_mismatch
 
     mismatch = dilation_mismatch(config.runtime.dilation)
     if mismatch is not None:
@@ -208,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return train(world, setup)
     except Exception as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
-        if rank != 0 and is_failure(exc) and mpilib.fault_tolerant():
+        if rank != 0 and is_failure(exc) and mpilibrary.fault_tolerant():
             # a ring worker whose neighbour died: rank 0 sees it too, and ends the job with
             # the one line that names the failure and the checkpoint; wait for it
             dilation.sleep(RING_FAILURE_GRACE)
@@ -382,7 +381,7 @@ def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | Non
 
 def _faults(ctx: RankContext) -> dict[str, Any]:
     """``summary.json``'s ``mpi`` and, with ``faults``, what was planned and what failed."""
-    fields: dict[str, Any] = {"mpi": mpilib.describe()}
+    fields: dict[str, Any] = {"mpi": mpilibrary.describe()}
     if ctx.failures is not None and ctx.tolerant:
         fields["failures"] = ctx.failures.records()
         fields["failed_workers"] = ctx.failures.workers()

@@ -31,25 +31,14 @@ from gradcode.atomic import write_json
 from gradcode.cluster.network import namespaces
 from gradcode.cluster.network.namespaces import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec
-from gradcode.cluster.state import RUN_DIR, State
+from gradcode.cluster.state import State
+from gradcode.clusterstate.delayer import MODULE, delayer_entry, read_status, running, stat_fields
+from gradcode.clusterstate.files import RUN_DIR, delayer_config_path, delayer_status_path
 from gradcode.duration import Duration
 
 BRIDGE_SYSCTL = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
-#: how the delayer is recognised among processes (its module, in its command line)
-MODULE = "gradcode.cluster.latency.delayer"
-#: its module before the cluster had rooms: the delayer of a cluster brought up by an older
-#: checkout is still found, so ``status``, ``latency`` and ``down`` work across the move
-FORMER_MODULES = ("gradcode.cluster.delayer",)
 #: seconds the delayer has to bind its queues, or to take up a new setting
 READY_SECONDS = 20.0
-
-
-def config_path() -> Path:
-    return RUN_DIR / "delayer.json"
-
-
-def status_path() -> Path:
-    return RUN_DIR / "delayer-status.json"
 
 
 def log_path() -> Path:
@@ -101,7 +90,7 @@ def delays(spec: ClusterSpec) -> dict[int, tuple[Duration, Duration]]:
 
 def write_config(generation: int, settings: Mapping[int, tuple[Duration, Duration]]) -> None:
     write_json(
-        config_path(),
+        delayer_config_path(),
         {
             "generation": generation,
             "queues": {
@@ -109,13 +98,6 @@ def write_config(generation: int, settings: Mapping[int, tuple[Duration, Duratio
             },
         },
     )
-
-
-def read_status() -> dict[str, Any] | None:
-    try:
-        return json.loads(status_path().read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def start(
@@ -140,11 +122,11 @@ def start(
         ]
     )
     write_config(1, delays(spec) if settings is None else settings)
-    status_path().unlink(missing_ok=True)
+    delayer_status_path().unlink(missing_ok=True)
     argv = [
         *["nsenter", f"--net={namespaces.netns_path(SWITCH)}", "--"],
-        *[sys.executable, "-m", MODULE, "--config", str(config_path())],
-        *["--status", str(status_path())],
+        *[sys.executable, "-m", MODULE, "--config", str(delayer_config_path())],
+        *["--status", str(delayer_status_path())],
     ]
     entry = state.record("delayer", argv=argv)
     with open(log_path(), "ab") as log:
@@ -188,17 +170,11 @@ def _await_generation(generation: int, pid: int, alive: Callable[[], bool]) -> N
     raise ClusterError(f"the link delayer (pid {pid}) {what}: {' '.join(said) or 'no output'}")
 
 
-def _stat(pid: int) -> list[str]:
-    """``/proc/PID/stat``'s fields from the state (field 3) on: the command name before them
-    may hold spaces and parentheses."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
 def _where(pid: int) -> str:
     """A process's program, scheduler state and kernel wait channel: where it hangs."""
     try:
         program = Path(f"/proc/{pid}/comm").read_text().strip()
-        state = _stat(pid)[0]
+        state = stat_fields(pid)[0]
         channel = Path(f"/proc/{pid}/wchan").read_text().strip() or "-"
     except OSError as error:
         return str(error)
@@ -206,19 +182,7 @@ def _where(pid: int) -> str:
 
 
 def entry_of(state: State) -> dict[str, Any] | None:
-    return next((e for e in state.resources if e["kind"] == "delayer"), None)
-
-
-def running(pid: int | None) -> bool:
-    """Whether ``pid`` is a live delayer (not some later process that got its number)."""
-    if not pid:
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        state = _stat(pid)[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z" and any(name.encode() in cmdline for name in (MODULE, *FORMER_MODULES))
+    return delayer_entry(state.resources)
 
 
 def cpu_seconds(pid: int | None) -> float | None:
@@ -227,7 +191,7 @@ def cpu_seconds(pid: int | None) -> float | None:
     if not pid:
         return None
     try:
-        fields = _stat(pid)
+        fields = stat_fields(pid)
     except (OSError, IndexError):
         return None
     # utime and stime, fields 14 and 15 of stat(5), counted from the state (field 3)
@@ -246,7 +210,9 @@ def reconfigure(settings: Mapping[int, tuple[Duration, Duration]], state: State)
         )
     status = read_status() or {}
     generation = int(status.get("generation", 1)) + 1
-    current = {int(q): d for q, d in json.loads(config_path().read_text())["queues"].items()}
+    current = {
+        int(q): d for q, d in json.loads(delayer_config_path().read_text())["queues"].items()
+    }
     unknown = set(settings) - set(current)
     if unknown:
         raise ClusterError(f"the delayer has no queue for node(s) {sorted(unknown)}")
@@ -279,7 +245,7 @@ def remove(spec: ClusterSpec, state: State) -> None:
     stop(state)
     state.data["resources"] = [e for e in state.resources if e["kind"] not in KINDS]
     state.save()
-    for path in (config_path(), status_path()):
+    for path in (delayer_config_path(), delayer_status_path()):
         path.unlink(missing_ok=True)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from gradcode.cluster.mpi.mpich import MPICH_ENV
 from gradcode.cluster.network.namespaces import NETNS_DIR
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
-from gradcode.cluster.state import RUN_DIR
+from gradcode.clusterstate.files import RUN_DIR
 from gradcode.launch.mpilib import hydra
 
 LAUNCHER = RUN_DIR / "launch"

@@ -36,7 +36,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gradcode.cluster.spec import BRIDGE, NODE_IFACE, PREFIX, SWITCH, ClusterSpec, NodeSpec
-from gradcode.cluster.state import RUN_DIR, State
+from gradcode.cluster.state import State
+from gradcode.clusterstate.files import RUN_DIR
+from gradcode.clusterstate.spec import bucket_bytes
 from gradcode.errors import UserError
 from gradcode.rate import Rate
 
@@ -113,21 +115,6 @@ def enter(node: str) -> list[str]:
     namespace, where slurmd no longer finds the cgroups it looks for.
     """
     return ["nsenter", f"--net={netns_path(node)}", f"--uts={uts_path(node)}", "--"]
-
-
-#: bytes of a full Ethernet frame (1500-byte MTU and its 14-byte header), as tbf counts them
-FRAME = 1514
-#: seconds of the rate the bucket holds (at least 4 frames): what a message after an idle
-#: spell gets through ahead of the rate
-BUCKET_SECONDS = 0.0005
-
-
-def bucket_bytes(rate: Rate) -> int:
-    """The bucket of ``tbf(rate)``: 0.5 ms of the rate, at least four full frames. After an
-    idle spell it lets that many bytes leave at once, so a message gets a head start of
-    ``bucket_bytes / rate`` over ``bytes / rate`` (1.2 ms at 40 Mbit/s), which a measured
-    transfer carries (``gradcode.fit.observations``)."""
-    return max(4 * FRAME, int(rate.bytes_per_second * BUCKET_SECONDS))
 
 
 def tbf(rate: Rate, dilation: int = 1) -> list[str]:

@@ -27,13 +27,13 @@ set and restored, the moments on the monotonic and wall clocks, the command and 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gradcode import slurmjob
 from gradcode.cluster.during.command import run_during
 from gradcode.cluster.network import namespaces
 from gradcode.cluster.spec import (
@@ -45,7 +45,6 @@ from gradcode.cluster.spec import (
     parse_limit,
 )
 from gradcode.errors import UserError
-from gradcode.launch.ulfm import job_fields
 from gradcode.rate import Rate
 
 
@@ -126,21 +125,12 @@ def plan_rates(
 
 
 def job_nodes(environ: Mapping[str, str] | None = None) -> list[str] | None:
-    """The nodes of the SLURM job this runs in (``scontrol show hostnames`` of
-    ``SLURM_JOB_NODELIST``, which SLURM writes compressed: ``gc-node[0-8]``, or of ``scontrol
-    show job``'s when the variable was taken away); ``None`` outside a job."""
-    environ = os.environ if environ is None else environ
-    nodelist = environ.get("SLURM_JOB_NODELIST")
-    job = environ.get("SLURM_JOB_ID") or environ.get("SLURM_JOBID")
-    if not nodelist and job:
-        # Snakemake's job-step executor keeps only the job's id: ask SLURM for the rest
-        nodelist = job_fields(job).get("NodeList")
-    if not nodelist:
-        return None
-    names = namespaces.run(["scontrol", "show", "hostnames", nodelist]).split()
-    if not names:
-        raise RateError(f"SLURM_JOB_NODELIST={nodelist!r}: scontrol lists no node")
-    return names
+    """The nodes of the SLURM job this runs in (``gradcode.slurmjob.job_nodes``, ``scontrol``
+    run as the cluster runs its commands); ``None`` outside a job."""
+    try:
+        return slurmjob.job_nodes(environ, namespaces.run)
+    except slurmjob.JobNodesError as error:
+        raise RateError(str(error)) from None
 
 
 def _moment() -> dict[str, float]:

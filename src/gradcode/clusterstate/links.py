@@ -2,33 +2,33 @@
 nodes'): each node's rates and the latency in force now, which ``gradcode cluster latency``
 may have changed for a command from the cluster's own (``up``'s, in the state file), recorded
 in a run's ``summary.json`` (``links_record``) and compared with a run file's stated
-``network.links`` (``stated_links_mismatch``)."""
+``network.links`` (``stated_links_mismatch``) and ``runtime.dilation``
+(``dilation_mismatch``). Only read here: the cluster's machinery writes what it reads."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from gradcode.cluster.latency.delay import config_path, entry_of, read_status, running
-from gradcode.cluster.network.namespaces import bucket_bytes
-from gradcode.cluster.network.rerate import job_nodes
-from gradcode.cluster.spec import ClusterSpec, format_limit
-from gradcode.cluster.state import State
+from gradcode.clusterstate.delayer import delayer_entry, queues_held, read_status, running
+from gradcode.clusterstate.files import read_state
+from gradcode.clusterstate.spec import ClusterSpec, bucket_bytes, format_limit
 from gradcode.duration import Duration
 from gradcode.rate import Rate
+from gradcode.slurmjob import job_nodes
 
 
-def in_force(spec: ClusterSpec, state: State) -> ClusterSpec:
+def in_force(spec: ClusterSpec, state: Mapping[str, Any]) -> ClusterSpec:
     """``spec`` with each node's latency and jitter as the running delayer holds them now;
     ``spec`` itself without a running delayer (none: no latency was asked; one that died: the
-    spec's latencies, which ``links_record`` marks as not applied)."""
-    entry = entry_of(state)
+    spec's latencies, which ``links_record`` marks as not applied); ``state`` is the state
+    file's document."""
+    entry = delayer_entry(state.get("resources", []))
     if entry is None or not running(entry.get("pid")):
         return spec
-    try:
-        queues = json.loads(config_path().read_text())["queues"]
-    except (OSError, ValueError, KeyError):
+    queues = queues_held()
+    if queues is None:
         return spec
     nodes = []
     for node in spec.nodes:
@@ -39,14 +39,14 @@ def in_force(spec: ClusterSpec, state: State) -> ClusterSpec:
     return replace(spec, nodes=tuple(nodes))
 
 
-def _up() -> tuple[ClusterSpec, State] | None:
+def _up() -> tuple[ClusterSpec, dict[str, Any]] | None:
     """The cluster that is up, latencies in force, as the kernel enforces them (a dilated
     cluster: ``ClusterSpec.virtual`` gives what its runs see); in a SLURM job only the job's
     nodes (it holds them alone, and ``gradcode cluster latency`` in it changes only theirs)."""
-    state = State.load()
-    if state is None or not state.data.get("complete"):
+    state = read_state()
+    if state is None or not state.get("complete"):
         return None
-    spec = in_force(ClusterSpec.from_dict(state.data["spec"]), state)
+    spec = in_force(ClusterSpec.from_dict(state["spec"]), state)
     mine = job_nodes()
     if mine is not None:
         held = set(mine)
@@ -67,7 +67,7 @@ def links_record() -> dict[str, Any] | None:
         return None
     enforced, state = up
     spec = enforced.virtual()
-    entry = entry_of(state)
+    entry = delayer_entry(state.get("resources", []))
     delayer = "none" if entry is None else "running" if running(entry.get("pid")) else "died"
     last_alive = (read_status() or {}).get("wall") if delayer == "died" else None
     return {

@@ -1,0 +1,48 @@
+"""Where the emulated cluster keeps its state on this machine, and reading it back.
+
+The folder lives under ``/run``, which a reboot clears together with everything the state
+file lists. ``gradcode.cluster.state`` writes the state file (each resource before it is
+made) and ``gradcode.cluster.latency`` the delayer's files; a run only reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+#: the cluster's runtime folder: state file, hostnames' UTS mounts, launcher, pid files
+RUN_DIR = Path(os.environ.get("GRADCODE_CLUSTER_RUN_DIR", "/run/gradcode-cluster"))
+
+
+def state_path() -> Path:
+    return RUN_DIR / "state.json"
+
+
+def delayer_config_path() -> Path:
+    """The latency and jitter the delayer is to hold per queue (``gradcode cluster latency``
+    rewrites it without touching the state file)."""
+    return RUN_DIR / "delayer.json"
+
+
+def delayer_status_path() -> Path:
+    """What the delayer says of itself, rewritten every second while it lives."""
+    return RUN_DIR / "delayer-status.json"
+
+
+def read_state() -> dict[str, Any] | None:
+    """The state file's document, or ``None`` when no cluster was brought up."""
+    try:
+        return json.loads(state_path().read_text())
+    except FileNotFoundError:
+        return None
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A file another process rewrites (atomically) as it lives: ``None`` when it is missing
+    or not (yet) JSON."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
