@@ -94,17 +94,17 @@ def test_linear_combination_in_place_on_row_views():
     [(1, 4, 50), (2, 3, 9), (2, 7, 3001), (3, 5, 7), (4, 3, 9000), (9, 40, 8193)],
 )
 def test_combine_chunks_reads_every_vector_once_and_matches_the_sums(monkeypatch, m, count, width):
-    from gradcode.codes import base
+    from gradcode.codes import combine
 
     # small blocks (1024 columns): the widths above span one, several and a ragged last block;
     # m = 1 takes linear_combination, m >= 2 the gathered blocks
-    monkeypatch.setattr(base, "CHUNK_BLOCK_BYTES", 8 * 1024 * count)
-    assert base.BLOCKED_FROM_CHUNKS == 2
+    monkeypatch.setattr(combine, "CHUNK_BLOCK_BYTES", 8 * 1024 * count)
+    assert combine.BLOCKED_FROM_CHUNKS == 2
     rng = np.random.default_rng(m * 100 + count)
     vectors = [rng.standard_normal(width) for _ in range(count)]
     coefficients = rng.standard_normal((m, count))
     coefficients[0, 0] = 0.0
-    out = base.combine_chunks(np.full((m, width), np.nan), coefficients, vectors)
+    out = combine.combine_chunks(np.full((m, width), np.nan), coefficients, vectors)
     for chunk in range(m):
         expected = sum(float(c) * v for c, v in zip(coefficients[chunk], vectors, strict=True))
         np.testing.assert_allclose(out[chunk], expected, rtol=1e-12, atol=1e-12)
@@ -112,20 +112,22 @@ def test_combine_chunks_reads_every_vector_once_and_matches_the_sums(monkeypatch
 
 @pytest.mark.parametrize(("m", "count", "width"), [(2, 3, 9), (4, 7, 3001), (9, 40, 8193)])
 def test_combine_chunks_multiplies_consecutive_rows_in_place(monkeypatch, m, count, width):
-    from gradcode.codes import base
+    from gradcode.codes import combine
 
     # the rows of one matrix (past a header, in a shuffled order, with unused rows around them)
     # are multiplied without a gather: a spy on np.concatenate sees no call
-    monkeypatch.setattr(base, "ROWS_BLOCK_COLUMNS", 1024)
+    monkeypatch.setattr(combine, "ROWS_BLOCK_COLUMNS", 1024)
     rng = np.random.default_rng(m * 100 + count)
     matrix = rng.standard_normal((count + 3, 5 + width))
     order = rng.permutation(count) + 1
     vectors = [matrix[row, 5:] for row in order]
     coefficients = rng.standard_normal((m, count))
     gathers = []
-    real = base.np.concatenate
-    monkeypatch.setattr(base.np, "concatenate", lambda *a, **k: gathers.append(1) or real(*a, **k))
-    out = base.combine_chunks(np.full((m, width), np.nan), coefficients, vectors)
+    real = combine.np.concatenate
+    monkeypatch.setattr(
+        combine.np, "concatenate", lambda *a, **k: gathers.append(1) or real(*a, **k)
+    )
+    out = combine.combine_chunks(np.full((m, width), np.nan), coefficients, vectors)
     assert not gathers
     for chunk in range(m):
         expected = sum(float(c) * v for c, v in zip(coefficients[chunk], vectors, strict=True))

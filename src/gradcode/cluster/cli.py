@@ -1,62 +1,20 @@
 """``gradcode cluster up|down|status|exec|mpiexec|ulfm|measure|cut|lose|rate|latency``: an emulated
 multi-node cluster.
 
-Hooked into the main parser by ``add_parser(subparsers)``; handlers return an exit status and
-raise ``gradcode.errors.UserError`` subclasses for bad input or a machine that cannot host the
-cluster (printed as one line, exit 2).
+Hooked into the main parser by ``add_parser(subparsers)``. This module holds the parser and the
+dispatch only: each subcommand's handler lives in the room it drives (``control``, ``mpi.hydra``,
+``mpi.ulfm``, ``network.probe``, ``network.rerate``, ``latency.relatency``, ``faults.cut``,
+``faults.lose_command``), imported when the subcommand runs, so ``gradcode``'s other commands
+load none of them. Handlers return an exit status and raise ``gradcode.errors.UserError``
+subclasses for bad input or a machine that cannot host the cluster (printed as one line, exit
+2).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
-import time
-from typing import Any
 
 from gradcode.errors import CLIError
-
-
-def _spec(args: argparse.Namespace):
-    from gradcode.cluster.spec import (
-        ClusterSpecError,
-        build_spec,
-        parse_node_latency,
-        parse_node_rate,
-    )
-    from gradcode.yamlfile import read_yaml
-
-    options: dict[str, Any] = {}
-    names: dict[str, str] = {}  # how a bad value's message names its key: file or option
-    if args.spec:
-        loaded = read_yaml(args.spec, ClusterSpecError)
-        if not isinstance(loaded, dict):
-            raise ClusterSpecError(f"{args.spec}: expected a mapping of cluster options")
-        options.update(loaded)
-        names.update((key, f"{args.spec}: {key}") for key in loaded)
-    for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress", "dilation"):
-        if getattr(args, key) is not None:
-            options[key] = getattr(args, key)
-            names[key] = f"--{key}"
-    for key in ("rate", "egress", "ingress"):
-        if getattr(args, f"master_{key}") is not None:
-            options[f"master_{key}"] = getattr(args, f"master_{key}")
-            names[f"master_{key}"] = f"--master-{key}"
-    if args.node_rate:
-        node_rates = dict(options.get("node_rates") or {})
-        node_rates.update(parse_node_rate(text) for text in args.node_rate)
-        options["node_rates"] = node_rates
-    for key in ("latency", "jitter", "master_latency", "master_jitter"):
-        if getattr(args, key) is not None:
-            options[key] = getattr(args, key)
-            names[key] = f"--{key.replace('_', '-')}"
-    if args.node_latency:
-        node_latency = dict(options.get("node_latency") or {})
-        node_latency.update(parse_node_latency(text) for text in args.node_latency)
-        options["node_latency"] = node_latency
-        names["node_latency"] = "--node-latency"
-    return build_spec(options, names)
 
 
 def _no_rest(rest: list[str]) -> None:
@@ -66,260 +24,72 @@ def _no_rest(rest: list[str]) -> None:
 
 def cmd_up(args: argparse.Namespace, rest: list[str]) -> int:
     _no_rest(rest)
-    from gradcode.cluster import control
+    from gradcode.cluster.control import cmd_up
 
-    done = control.up(_spec(args), with_slurm=not args.no_slurm)
-    print(f"gradcode cluster: {done}")
-    return _print_status(False)
+    return cmd_up(args)
 
 
-def cmd_down(_: argparse.Namespace, rest: list[str]) -> int:
+def cmd_down(args: argparse.Namespace, rest: list[str]) -> int:
     _no_rest(rest)
-    from gradcode.cluster import control
+    from gradcode.cluster.control import cmd_down
 
-    left = control.down()
-    if left:
-        print(f"gradcode cluster: down, but left behind: {', '.join(left)}", file=sys.stderr)
-        return 1
-    print("gradcode cluster: down (no namespace, link, mount, daemon or delayer left)")
-    return 0
-
-
-def _print_status(as_json: bool) -> int:
-    from gradcode.cluster import control
-
-    status = control.status()
-    if as_json:
-        print(json.dumps(status, indent=1))
-        return 0 if status else 1
-    if status is None:
-        print("gradcode cluster: no cluster is up")
-        return 1
-    state = "up" if status["complete"] and not status["missing"] else "BROKEN (run down)"
-    print(f"cluster {state}, subnet {status['subnet']}")
-    head = f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}"
-    print(f"{head} {'latency':>9s} {'jitter':>9s}  slurm")
-    for node in status["nodes"]:
-        print(
-            f"{node['name']:10s} {node['role']:7s} {node['address']:14s} "
-            f"{node['egress']:>10s} {node['ingress']:>10s} {node['latency']:>9s} "
-            f"{node['jitter']:>9s}  {node['slurm']}"
-        )
-    delayer = status["delayer"]
-    if delayer is not None and delayer["running"]:
-        counts = f"{delayer['packets']} packets"
-        if delayer["cpu_us_per_packet"] is not None:
-            counts += (
-                f", {delayer['cpu_us_per_packet']} us CPU each, released "
-                f"{delayer['late_us_mean']} us late on average"
-            )
-        print(f"link delayer: running (pid {delayer['pid']}, {counts})")
-    elif delayer is not None:
-        when = ""
-        if delayer["last_alive"] is not None:
-            moment = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(delayer["last_alive"]))
-            when = f", last alive {moment}"
-        print(
-            f"link delayer: DIED (pid {delayer['pid']}{when}): the links have no latency "
-            "since (gradcode cluster up again remakes the cluster)"
-        )
-    if status["missing"]:
-        print(f"missing: {', '.join(status['missing'])}")
-    return 0
+    return cmd_down(args)
 
 
 def cmd_status(args: argparse.Namespace, rest: list[str]) -> int:
     _no_rest(rest)
-    return _print_status(args.json)
+    from gradcode.cluster.control import cmd_status
 
-
-def _command(rest: list[str]) -> list[str]:
-    command = rest[1:] if rest[:1] == ["--"] else rest
-    if not command:
-        raise CLIError("give the command to run after --, e.g. -- hostname")
-    return command
+    return cmd_status(args)
 
 
 def cmd_exec(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control
+    from gradcode.cluster.control import cmd_exec
 
-    argv = control.exec_argv(args.node, _command(rest))
-    os.execvp(argv[0], argv)
-    return 127  # not reached
+    return cmd_exec(args, rest)
 
 
 def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control
-    from gradcode.cluster.mpi import hydra
+    from gradcode.cluster.mpi.hydra import cmd_mpiexec
 
-    spec = control.current_spec()
-    if args.n < 1:
-        raise CLIError(f"-n must be at least 1, got {args.n}")
-    argv = control.exec_argv(
-        spec.master.name,
-        hydra.mpiexec_command(spec, args.n, _command(rest)),
-    )
-    if args.print:
-        print(" ".join(argv))
-        return 0
-    os.execvp(argv[0], argv)
-    return 127  # not reached
+    return cmd_mpiexec(args, rest)
 
 
 def cmd_ulfm(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control
-    from gradcode.cluster.mpi import ulfm
+    from gradcode.cluster.mpi.ulfm import cmd_ulfm
 
-    spec = control.current_spec()
-    if args.n < 1:
-        raise CLIError(f"-n must be at least 1, got {args.n}")
-    nodes = _rank_nodes(spec)
-    try:
-        line = ulfm.command(
-            nodes,
-            args.n,
-            _command(rest),
-            period=args.detector_period,
-            timeout=args.detector_timeout,
-        )
-    except ValueError as error:
-        raise CLIError(str(error)) from None
-    argv = control.exec_argv(spec.master.name, line)
-    if args.print:
-        print(" ".join(f"{k}={v}" for k, v in ulfm.LAUNCHER_ENV.items()), " ".join(argv))
-        return 0
-    os.execvpe(argv[0], argv, ulfm.environment())
-    return 127  # not reached
+    return cmd_ulfm(args, rest)
 
 
 def cmd_measure(args: argparse.Namespace, rest: list[str]) -> int:
     _no_rest(rest)
-    from gradcode.cluster import control
-    from gradcode.cluster.network import probe
-    from gradcode.cluster.spec import format_limit
-    from gradcode.rate import Rate
+    from gradcode.cluster.network.probe import cmd_measure
 
-    spec = control.current_spec()
-    source, target = spec.node(args.source), spec.node(args.target)
-    result = probe.measure(spec, source.name, target.name, args.bytes)
-    limits = [r for r in (source.egress, target.ingress) if r is not None]
-    expected = min(limits) if limits else None
-    line = {
-        "from": source.name,
-        "to": target.name,
-        "bytes": result.bytes,
-        "seconds": round(result.seconds, 4),
-        "mbit_per_s": round(result.bits_per_second / 1e6, 2),
-        "configured": format_limit(expected),
-    }
-    if expected is not None:
-        line["ratio"] = round(result.bits_per_second / expected.bits_per_second, 4)
-    print(json.dumps(line))
-    if args.within is not None and expected is not None:
-        tolerance = args.within
-        if abs(line["ratio"] - 1) > tolerance:
-            print(
-                f"gradcode cluster: measured {Rate.from_bits(result.bits_per_second):.4g}, "
-                f"configured {expected}: off by more than {tolerance:.0%}",
-                file=sys.stderr,
-            )
-            return 1
-    return 0
+    return cmd_measure(args)
 
 
 def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control
-    from gradcode.cluster.faults import cut
+    from gradcode.cluster.faults.cut import cmd_cut
 
-    plan = cut.plan_cut(args.node, args.seconds, args.after, args.at_iteration, args.log)
-    control.current_spec().node(plan.node)  # a node of the cluster that is up
-    command = _command(rest) if rest else []
-    return cut.run_cut(plan, command, args.record)
-
-
-def _rank_nodes(spec) -> list[str]:
-    """Where ``gradcode cluster ulfm`` puts rank ``r``: the ``r``-th of these, the SLURM job's
-    nodes (the allocation's order) in a job, else every node of the cluster."""
-    from gradcode.cluster.network import rerate
-
-    return rerate.job_nodes() or [node.name for node in spec.nodes]
+    return cmd_cut(args, rest)
 
 
 def cmd_lose(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control
-    from gradcode.cluster.faults import lose
-    from gradcode.cluster.network import namespaces
-    from gradcode.cluster.state import State
+    from gradcode.cluster.faults.lose_command import cmd_lose
 
-    spec = control.current_spec()
-    plan = lose.plan_lose(
-        args.node,
-        args.how,
-        args.after,
-        args.at_iteration,
-        args.log,
-        args.tcp_retries,
-        rank=args.rank,
-        nodes=_rank_nodes(spec) if args.rank is not None else (),
-    )
-    spec.node(plan.node)  # a node of the cluster that is up
-    if plan.node == spec.master.name:
-        raise CLIError(f"{plan.node} is the master's node (slurmctld, the launcher): not lost")
-    namespaces.require_privileges()
-    command = _command(rest) if rest else []
-    if args.give_back and not command:
-        raise CLIError("--return: gives the node back after a command (-- CMD ...); none given")
-    nodes = [node.name for node in spec.nodes]
-    state = State.load()
-    give_back = (lambda plan: lose.return_node(plan, spec, state)) if args.give_back else None
-    return lose.run_lose(plan, command, args.record, nodes=nodes, give_back=give_back)
+    return cmd_lose(args, rest)
 
 
 def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control
-    from gradcode.cluster.network import namespaces, rerate
+    from gradcode.cluster.network.rerate import cmd_rate
 
-    rerate.parse_sweep_rate(args.rate, "--rate")  # a bad rate first, before the cluster
-    if args.master_rate is not None:
-        rerate.parse_sweep_rate(args.master_rate, "--master-rate")
-    command = _command(rest)
-    spec = control.current_spec()
-    # in a SLURM job only its own nodes, which it holds alone (--exclusive); else every node
-    plan = rerate.plan_rates(spec, args.rate, args.master_rate, rerate.job_nodes())
-    namespaces.require_privileges()
-    return rerate.run_rates(plan, command, args.record)
+    return cmd_rate(args, rest)
 
 
 def cmd_latency(args: argparse.Namespace, rest: list[str]) -> int:
-    from gradcode.cluster import control
-    from gradcode.cluster.latency import relatency
-    from gradcode.cluster.network import namespaces
-    from gradcode.cluster.state import State
+    from gradcode.cluster.latency.relatency import cmd_latency
 
-    spec = control.current_spec()
-    # checked before the command is looked at: a bad value is the first thing to hear about
-    plan = relatency.plan_latency(
-        spec,
-        args.latency,
-        args.jitter,
-        args.master_latency,
-        args.master_jitter,
-        _latency_nodes(),
-    )
-    command = _command(rest)
-    namespaces.require_privileges()
-    state = State.load()
-    if state is None:
-        raise CLIError("no emulated cluster is up: gradcode cluster up --nodes N first")
-    return relatency.run_latency(plan, state, command, args.record)
-
-
-def _latency_nodes() -> list[str] | None:
-    """In a SLURM job only its own nodes, which it holds alone (--exclusive); else every
-    node."""
-    from gradcode.cluster.network import rerate
-
-    return rerate.job_nodes()
+    return cmd_latency(args, rest)
 
 
 def _node_action(
@@ -381,7 +151,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_up(actions: argparse._SubParsersAction) -> None:
-    """``cluster up`` and the cluster's options (``_spec``)."""
+    """``cluster up`` and the cluster's options (``control.spec_from_arguments``)."""
     up = actions.add_parser(
         "up", help="make the nodes, links and SLURM (idempotent)", allow_abbrev=False
     )

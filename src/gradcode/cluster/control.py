@@ -1,22 +1,40 @@
-"""``up``, ``down`` and ``status`` of the emulated cluster (what the CLI and the tests call)."""
+"""``up``, ``down`` and ``status`` of the emulated cluster (what the CLI and the tests call),
+and the handlers of ``gradcode cluster up|down|status|exec``."""
 
 from __future__ import annotations
 
+import argparse
 import fcntl
+import json
+import os
 import shutil
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from gradcode.cluster import slurm
+from gradcode.cluster.during.command import given_command
 from gradcode.cluster.latency import delay
 from gradcode.cluster.mpi import hydra
 from gradcode.cluster.network import namespaces
 from gradcode.cluster.network.namespaces import ClusterError
-from gradcode.cluster.spec import SWITCH, ClusterSpec, format_limit
-from gradcode.cluster.state import State, lock_path, running_spec
+from gradcode.cluster.network.running import current_spec as current_spec  # scripts' import
+from gradcode.cluster.network.running import exec_argv
+from gradcode.cluster.spec import (
+    SWITCH,
+    ClusterSpec,
+    ClusterSpecError,
+    build_spec,
+    format_limit,
+    parse_node_latency,
+    parse_node_rate,
+)
+from gradcode.cluster.state import State, lock_path
 from gradcode.clusterstate.files import RUN_DIR
+from gradcode.yamlfile import read_yaml
 
 
 @contextmanager
@@ -179,15 +197,112 @@ def status() -> dict[str, Any] | None:
     }
 
 
-def current_spec() -> ClusterSpec:
-    """The spec of the cluster that is up, or a one-line error saying to bring one up."""
-    spec = running_spec()
-    if spec is None:
-        raise ClusterError("no emulated cluster is up: gradcode cluster up --nodes N first")
-    return spec
+def spec_from_arguments(args: argparse.Namespace) -> ClusterSpec:
+    """The spec ``gradcode cluster up`` asks for: ``--spec``'s file, overridden by the options
+    given on the line, each bad value named by where it came from (the file's key or the
+    option)."""
+    options: dict[str, Any] = {}
+    names: dict[str, str] = {}  # how a bad value's message names its key: file or option
+    if args.spec:
+        loaded = read_yaml(args.spec, ClusterSpecError)
+        if not isinstance(loaded, dict):
+            raise ClusterSpecError(f"{args.spec}: expected a mapping of cluster options")
+        options.update(loaded)
+        names.update((key, f"{args.spec}: {key}") for key in loaded)
+    for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress", "dilation"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+            names[key] = f"--{key}"
+    for key in ("rate", "egress", "ingress"):
+        if getattr(args, f"master_{key}") is not None:
+            options[f"master_{key}"] = getattr(args, f"master_{key}")
+            names[f"master_{key}"] = f"--master-{key}"
+    if args.node_rate:
+        node_rates = dict(options.get("node_rates") or {})
+        node_rates.update(parse_node_rate(text) for text in args.node_rate)
+        options["node_rates"] = node_rates
+    for key in ("latency", "jitter", "master_latency", "master_jitter"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+            names[key] = f"--{key.replace('_', '-')}"
+    if args.node_latency:
+        node_latency = dict(options.get("node_latency") or {})
+        node_latency.update(parse_node_latency(text) for text in args.node_latency)
+        options["node_latency"] = node_latency
+        names["node_latency"] = "--node-latency"
+    return build_spec(options, names)
 
 
-def exec_argv(node: str, command: list[str]) -> list[str]:
-    """``command`` run on ``node`` (checked against the cluster that is up)."""
-    spec = current_spec()
-    return [*namespaces.enter(spec.node(node).name), *command]
+def cmd_up(args: argparse.Namespace) -> int:
+    """``gradcode cluster up``: the cluster, then its status."""
+    done = up(spec_from_arguments(args), with_slurm=not args.no_slurm)
+    print(f"gradcode cluster: {done}")
+    return print_status(False)
+
+
+def cmd_down(_: argparse.Namespace) -> int:
+    """``gradcode cluster down``: 1 when something was left behind."""
+    left = down()
+    if left:
+        print(f"gradcode cluster: down, but left behind: {', '.join(left)}", file=sys.stderr)
+        return 1
+    print("gradcode cluster: down (no namespace, link, mount, daemon or delayer left)")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """``gradcode cluster status [--json]``."""
+    return print_status(args.json)
+
+
+def print_status(as_json: bool) -> int:
+    """``status()`` as JSON or as a table of the nodes and a line on the link delayer; 1 when
+    no cluster is up."""
+    status_now = status()
+    if as_json:
+        print(json.dumps(status_now, indent=1))
+        return 0 if status_now else 1
+    if status_now is None:
+        print("gradcode cluster: no cluster is up")
+        return 1
+    state = "up" if status_now["complete"] and not status_now["missing"] else "BROKEN (run down)"
+    print(f"cluster {state}, subnet {status_now['subnet']}")
+    head = f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}"
+    print(f"{head} {'latency':>9s} {'jitter':>9s}  slurm")
+    for node in status_now["nodes"]:
+        print(
+            f"{node['name']:10s} {node['role']:7s} {node['address']:14s} "
+            f"{node['egress']:>10s} {node['ingress']:>10s} {node['latency']:>9s} "
+            f"{node['jitter']:>9s}  {node['slurm']}"
+        )
+    _print_delayer(status_now["delayer"])
+    if status_now["missing"]:
+        print(f"missing: {', '.join(status_now['missing'])}")
+    return 0
+
+
+def _print_delayer(delayer: dict[str, Any] | None) -> None:
+    if delayer is not None and delayer["running"]:
+        counts = f"{delayer['packets']} packets"
+        if delayer["cpu_us_per_packet"] is not None:
+            counts += (
+                f", {delayer['cpu_us_per_packet']} us CPU each, released "
+                f"{delayer['late_us_mean']} us late on average"
+            )
+        print(f"link delayer: running (pid {delayer['pid']}, {counts})")
+    elif delayer is not None:
+        when = ""
+        if delayer["last_alive"] is not None:
+            moment = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(delayer["last_alive"]))
+            when = f", last alive {moment}"
+        print(
+            f"link delayer: DIED (pid {delayer['pid']}{when}): the links have no latency "
+            "since (gradcode cluster up again remakes the cluster)"
+        )
+
+
+def cmd_exec(args: argparse.Namespace, rest: list[str]) -> int:
+    """``gradcode cluster exec [--node NODE] -- CMD ...``: ``CMD`` in the node's namespaces."""
+    argv = exec_argv(args.node, given_command(rest))
+    os.execvp(argv[0], argv)
+    return 127  # not reached

@@ -6,13 +6,13 @@ See ``gradcode.codes.base`` for the interface and the shapes it uses.
 
 from gradcode.codes.base import (
     AggregationInputs,
-    Capabilities,
     DecodeResult,
     GradientCode,
     LinearCode,
     NotDecodableError,
     Pattern,
 )
+from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.registry import available, build, register, scheme_class
 from gradcode.codes.ring import RingCode

@@ -54,16 +54,21 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.blas import daxpy, single_threaded_blas
 from gradcode.checks import check_int as check_int  # the codes' (and plug-ins') import
+
+# where code outside ``gradcode.codes`` (the topologies, plug-ins, tests) imports them from
+from gradcode.codes.capabilities import TOPOLOGIES as TOPOLOGIES
+from gradcode.codes.capabilities import Capabilities as Capabilities
+from gradcode.codes.combine import BLOCKED_FROM_CHUNKS as BLOCKED_FROM_CHUNKS
+from gradcode.codes.combine import combine_chunks as combine_chunks
+from gradcode.codes.combine import consecutive_rows as consecutive_rows
+from gradcode.codes.combine import linear_combination as linear_combination
+from gradcode.codes.combine import message_vectors, split_chunks
 from gradcode.codes.completion import CompletionRule
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
 
 MessageKey = Hashable
-
-TOPOLOGIES = ("flat", "tree", "ring")
-MESSAGE_KINDS = ("vector", "matrix")
 
 
 class NotDecodableError(ValueError):
@@ -101,63 +106,6 @@ class Pattern:
 
     responders: frozenset
     corrupted: frozenset = field(default_factory=frozenset)
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What a code can do, declared once, read by the runtime, the simulator and the CLI.
-
-    ``topology``
-        ``"flat"``: a master and ``n`` workers, worker ``i`` sends ``message_keys(i)`` to the
-        master, which decodes. ``"tree"``: the code is a ``gradcode.codes.tree.TreeCode``;
-        nodes reduce their children's messages on the way up. ``"ring"``: no master; the
-        workers all-reduce their partial gradients over a ring, on the schedule the code's
-        ``rounds()``, ``completion(compute, tc)`` and ``messages()`` give (Ring-AllReduce).
-    ``codes_data``
-        Model kinds (``gradcode.models``) for which the code is exact when it codes the *data*
-        rather than the gradients (LCC: ``("linear",)``). Empty for gradient codes. A code
-        that codes the data implements ``encode_data``; its worker's message is the model's
-        gradient on the worker's coded data.
-    ``corrects_adversaries``
-        ``decode_result`` locates up to ``a`` corrupted messages and names them in
-        ``DecodeResult.adversaries``.
-    ``estimates_error``
-        ``decode_result`` fills ``DecodeResult.error_estimate`` (approximate codes).
-    ``message``
-        ``"vector"``: a message is a vector of ``message_length(l)`` numbers; ``"matrix"``: a
-        matrix, flattened to that many numbers on the wire.
-    ``aggregable``
-        ``aggregation_inputs`` hands the master one value per group of partitions in hand (the
-        workers' own partial gradients, or a vote per replica group) whose sum over all groups
-        is the gradient, so a robust aggregator (``gradcode.aggregators``) can replace the
-        decoder's sum; ``aggregation_count`` and ``aggregation_corrupted`` say how many values
-        and how many of them given liars can corrupt. Only ``flat`` codes.
-    """
-
-    topology: str = "flat"
-    codes_data: tuple[str, ...] = ()
-    corrects_adversaries: bool = False
-    estimates_error: bool = False
-    message: str = "vector"
-    aggregable: bool = False
-
-    def __post_init__(self) -> None:
-        if self.topology not in TOPOLOGIES:
-            raise ValueError(f"capabilities: topology must be one of {TOPOLOGIES}")
-        if self.message not in MESSAGE_KINDS:
-            raise ValueError(f"capabilities: message must be one of {MESSAGE_KINDS}")
-        if self.aggregable and self.topology != "flat":
-            raise ValueError("capabilities: only a flat code can be aggregable")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "topology": self.topology,
-            "codes_data": list(self.codes_data),
-            "corrects_adversaries": self.corrects_adversaries,
-            "estimates_error": self.estimates_error,
-            "message": self.message,
-            "aggregable": self.aggregable,
-        }
 
 
 @dataclass(frozen=True)
@@ -523,37 +471,6 @@ class GradientCode(ABC):
         return f"{type(self).__name__}({args})"
 
 
-def split_chunks(partials: np.ndarray, m: int) -> np.ndarray:
-    """Pad rows to a multiple of ``m`` and split: ``(r, l) -> (r, m, ceil(l / m))``."""
-    rows, length = partials.shape
-    width = -(-length // m)
-    if width * m != length:
-        padded = np.zeros((rows, width * m), dtype=np.result_type(partials, np.float64))
-        padded[:, :length] = partials
-        partials = padded
-    return partials.reshape(rows, m, width)
-
-
-def order_statistic(arrivals: np.ndarray, count: int) -> np.ndarray:
-    """Per row, the time by which ``count`` of the messages have arrived: ``(trials,)``."""
-    return np.partition(arrivals, count - 1, axis=1)[:, count - 1]
-
-
-def message_vectors(
-    scheme: str, messages: Mapping[MessageKey, np.ndarray], keys: Sequence[MessageKey], width: int
-) -> list[np.ndarray]:
-    """The messages ``keys`` as contiguous float64 vectors of length ``width``, checked."""
-    vectors = []
-    for key in keys:
-        vector = np.ascontiguousarray(messages[key], dtype=np.float64)
-        if vector.shape != (width,):
-            raise ValueError(
-                f"{scheme}: message {key!r} has shape {vector.shape}, expected ({width},)"
-            )
-        vectors.append(vector)
-    return vectors
-
-
 def plain_inputs(
     code: GradientCode, messages: Mapping[MessageKey, np.ndarray], length: int
 ) -> AggregationInputs:
@@ -565,141 +482,6 @@ def plain_inputs(
     vectors = message_vectors(code.name, messages, keys, code.message_length(length))
     values = np.stack(vectors)[:, :length]
     return AggregationInputs(values, tuple((key,) for key in keys), code.k)
-
-
-def linear_combination(
-    out: np.ndarray, coefficients: np.ndarray, vectors: Sequence[np.ndarray]
-) -> np.ndarray:
-    """``out[:] = sum_r coefficients[r] * vectors[r]``, in place, one pass per vector.
-
-    In-place BLAS ``axpy`` avoids both the temporary of ``c * v`` and stacking the messages
-    into a fresh matrix (whose page faults alone cost more than summing the messages).
-    """
-    # level-1 BLAS is memory-bound: a second thread gains nothing, and on busy cores (MPI
-    # ranks, other jobs) OpenBLAS's spinning threads make daxpy 3-100x slower
-    with single_threaded_blas():
-        return _linear_combination(out, coefficients, vectors)
-
-
-#: bytes of the messages' columns that ``combine_chunks`` gathers per block: the block and the
-#: block of the output stay in a 2 MB L2 cache, where the product runs near the dgemm peak (36
-#: messages, m = 9: 56 GFlop/s at 512 KB blocks, 32 at 1 MB, 20 at 4 MB, the size used before).
-#: Smaller blocks cost more Python calls (about 6 us a block at 36 messages) than they save.
-CHUNK_BLOCK_BYTES = 1 << 19
-#: fewest columns per block, which bounds the Python calls when there are many messages
-MIN_BLOCK_COLUMNS = 512
-#: from this many chunks on, ``combine_chunks`` multiplies gathered blocks; below it (m = 1)
-#: ``linear_combination`` is faster (0.95x the memory floor against 1.1-1.3x at n = 20, 40)
-BLOCKED_FROM_CHUNKS = 2
-#: columns per product when the messages are rows of one matrix (no gather): 2048 measured
-#: 0.8-1.0x the memory floor for 17-40 messages at m = 9; 4096 (1.2 MB of 36 rows) 1.3-1.5x
-ROWS_BLOCK_COLUMNS = 2048
-#: ... and at most this many bytes of the rows per product, so many messages keep it in L2
-ROWS_BLOCK_BYTES = 1 << 20
-
-
-def combine_chunks(
-    out: np.ndarray, coefficients: np.ndarray, vectors: Sequence[np.ndarray]
-) -> np.ndarray:
-    """``out[u] = sum_r coefficients[u, r] * vectors[r]`` for every chunk ``u``, in place.
-
-    Shapes: ``out`` ``(m, width)``, ``coefficients`` ``(m, N)``, ``vectors`` ``N`` arrays
-    ``(width,)``. One ``linear_combination`` per chunk would read every vector ``m`` times;
-    from ``BLOCKED_FROM_CHUNKS`` chunks on, L2-sized column blocks of the vectors are gathered
-    into one matrix and multiplied by ``coefficients`` straight into ``out``'s columns, so each
-    vector is read from memory once. The decode then costs the gather (a copy of the messages,
-    1.2-1.4x the time of reading them) plus the ``2 m N width`` flops of the products, which at
-    m = 9 take 0.6-0.7x the memory floor on their own (``benchmarks/decode_cost.py``, paper
-    000's codes, the same run, ratios to the memory floor: n = 20, m = 2, 4, 9: 1.06, 0.93,
-    1.72, were 1.86, 1.95, 3.37; n = 40, m = 2, 4, 9: 1.22, 1.32, 1.93, were 1.86, 1.91, 3.61).
-
-    Vectors that are already consecutive rows of one array (``consecutive_rows``; the MPI
-    master holds results that way, ``gradcode.train.rows``) need no gather: blocks of
-    ``ROWS_BLOCK_COLUMNS`` columns of the rows go straight into the product, whose memory reads
-    then overlap its flops (the same run: n = 20, m = 2, 4, 9: 0.64, 0.72, 1.07; n = 40: 0.65,
-    1.18, 1.15).
-    """
-    m = coefficients.shape[0]
-    if m < BLOCKED_FROM_CHUNKS:
-        for chunk in range(m):
-            linear_combination(out[chunk], coefficients[chunk], vectors)
-        return out
-    count, width = len(vectors), out.shape[1]
-    rows = consecutive_rows(vectors)
-    if rows is not None:
-        matrix, order = rows
-        ordered = np.ascontiguousarray(coefficients[:, order])
-        block = max(MIN_BLOCK_COLUMNS, min(ROWS_BLOCK_COLUMNS, ROWS_BLOCK_BYTES // (8 * count)))
-        # no gather: each block of the rows is read from memory once, by the product itself
-        with single_threaded_blas():
-            for start in range(0, width, block):
-                stop = min(start + block, width)
-                np.matmul(ordered, matrix[:, start:stop], out=out[:, start:stop])
-        return out
-    block = max(MIN_BLOCK_COLUMNS, CHUNK_BLOCK_BYTES // (8 * count))
-    # one flat buffer: np.concatenate of the slices into it is the cheapest gather (np.stack
-    # adds a few us per block); matmul writes into the strided view of ``out`` through BLAS's
-    # leading dimension, with no product temporary to copy back (measured: 1 ms of 5 at m = 9)
-    gathered = np.empty(count * min(block, width))
-    with single_threaded_blas():
-        for start in range(0, width, block):
-            stop = min(start + block, width)
-            columns = gathered[: count * (stop - start)]
-            np.concatenate([vector[start:stop] for vector in vectors], out=columns)
-            np.matmul(coefficients, columns.reshape(count, -1), out=out[:, start:stop])
-    return out
-
-
-def consecutive_rows(vectors: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
-    """``vectors`` as one ``(N, width)`` view when they are ``N`` consecutive rows (in any
-    order) of one array, else ``None``.
-
-    Consecutive rows: contiguous, of one length, in the same allocation (one ``base``), at
-    equal distances of at least a row apart. Returns the view, valid while ``vectors`` are, and
-    ``order`` (shape ``(N,)``): row ``j`` of the view is ``vectors[order[j]]``. Nothing is
-    copied; every byte the view reads is one of the vectors'.
-    """
-    base = vectors[0].base if vectors else None
-    if base is None:
-        return None
-    width, itemsize = vectors[0].shape[0], vectors[0].itemsize
-    for vector in vectors:
-        contiguous = vector.ndim == 1 and vector.strides[0] == itemsize
-        if vector.base is not base or not contiguous or vector.shape[0] != width:
-            return None
-    addresses = np.array([vector.ctypes.data for vector in vectors])
-    order = np.argsort(addresses, kind="stable")
-    steps = np.diff(addresses[order])
-    pitch = int(steps[0]) if steps.size else width * itemsize
-    if pitch < width * itemsize or pitch % itemsize or (steps != pitch).any():
-        return None
-    first = vectors[int(order[0])]
-    view = np.lib.stride_tricks.as_strided(
-        first, shape=(len(vectors), width), strides=(pitch, itemsize), writeable=False
-    )
-    return view, order
-
-
-def _linear_combination(
-    out: np.ndarray, coefficients: np.ndarray, vectors: Sequence[np.ndarray]
-) -> np.ndarray:
-    started = False
-    for coefficient, vector in zip(coefficients, vectors, strict=True):
-        if coefficient == 0.0:
-            continue
-        if not started:
-            if coefficient == 1.0:
-                np.copyto(out, vector)
-            else:
-                np.multiply(vector, coefficient, out=out)
-            started = True
-        elif coefficient == 1.0:
-            np.add(out, vector, out=out)
-        else:
-            daxpy(vector, out, float(coefficient))
-    if not started:
-        out.fill(0.0)
-    return out
 
 
 class LinearCode(GradientCode):

@@ -68,18 +68,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import (
-    Capabilities,
-    DecodeResult,
-    MessageKey,
-    NotDecodableError,
-    check_int,
-    combine_chunks,
-    message_vectors,
-    order_statistic,
-    require,
-)
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.base import DecodeResult, MessageKey, NotDecodableError, check_int, require
+from gradcode.codes.capabilities import Capabilities
+from gradcode.codes.combine import combine_chunks, message_vectors
+from gradcode.codes.completion import CompletionRule, order_statistic
 from gradcode.codes.heterogeneous import (
     UniversalPolynomialCode,
     cyclic_placement,

@@ -63,7 +63,6 @@ import numpy as np
 
 from gradcode.codes.base import (
     AggregationInputs,
-    Capabilities,
     DecodeResult,
     LinearCode,
     MessageKey,
@@ -71,6 +70,7 @@ from gradcode.codes.base import (
     check_int,
     require,
 )
+from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.distortion import Votes
 from gradcode.codes.liars import EveryLiarPatterns

@@ -103,10 +103,9 @@ from gradcode.codes.base import (
     NotDecodableError,
     Pattern,
     check_int,
-    linear_combination,
-    message_vectors,
     require,
 )
+from gradcode.codes.combine import linear_combination, message_vectors
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.registry import build
 from gradcode.codes.tree import MASTER, TreeCode

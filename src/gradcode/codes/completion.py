@@ -86,3 +86,8 @@ def decodable_prefix(
         if decodable(list(order[:count])):
             return count
     return None
+
+
+def order_statistic(arrivals: np.ndarray, count: int) -> np.ndarray:
+    """Per row, the time by which ``count`` of the messages have arrived: ``(trials,)``."""
+    return np.partition(arrivals, count - 1, axis=1)[:, count - 1]

@@ -43,8 +43,8 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int, order_statistic, require
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.completion import CompletionRule, order_statistic
 
 
 class CyclicRepetition(LinearCode):

@@ -29,13 +29,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import (
-    AggregationInputs,
-    Capabilities,
-    MessageKey,
-    check_int,
-    require,
-)
+from gradcode.codes.base import AggregationInputs, MessageKey, check_int, require
+from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.distortion import Votes
 from gradcode.codes.draco_repetition import DracoRepetition
 

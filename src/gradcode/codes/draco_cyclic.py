@@ -66,18 +66,16 @@ from typing import ClassVar
 import numpy as np
 
 from gradcode.codes.base import (
-    Capabilities,
     DecodeResult,
     LinearCode,
     MessageKey,
     NotDecodableError,
     check_int,
-    linear_combination,
-    message_vectors,
-    order_statistic,
     require,
 )
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.capabilities import Capabilities
+from gradcode.codes.combine import linear_combination, message_vectors
+from gradcode.codes.completion import CompletionRule, order_statistic
 from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
 
 

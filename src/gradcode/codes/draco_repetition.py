@@ -42,7 +42,6 @@ from typing import ClassVar
 import numpy as np
 
 from gradcode.codes.base import (
-    Capabilities,
     DecodeResult,
     LinearCode,
     MessageKey,
@@ -50,6 +49,7 @@ from gradcode.codes.base import (
     check_int,
     require,
 )
+from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.liars import EveryLiarPatterns
 from gradcode.codes.votes import Voting, by_unit

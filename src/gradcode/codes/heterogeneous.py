@@ -115,19 +115,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import (
-    Capabilities,
     DecodeResult,
     LinearCode,
     MessageKey,
     NotDecodableError,
     check_int,
-    combine_chunks,
-    message_vectors,
-    order_statistic,
     require,
-    split_chunks,
 )
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.capabilities import Capabilities
+from gradcode.codes.combine import combine_chunks, message_vectors, split_chunks
+from gradcode.codes.completion import CompletionRule, order_statistic
 from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
 from gradcode.lru import LRUCache
 

@@ -90,16 +90,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import (
-    Capabilities,
-    DecodeResult,
-    GradientCode,
-    MessageKey,
-    check_int,
-    linear_combination,
-    message_vectors,
-    require,
-)
+from gradcode.codes.base import DecodeResult, GradientCode, MessageKey, check_int, require
+from gradcode.codes.capabilities import Capabilities
+from gradcode.codes.combine import linear_combination, message_vectors
 from gradcode.codes.heterogeneous import (
     HeterogeneousCode,
     InterpolationThreshold,

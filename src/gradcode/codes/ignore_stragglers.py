@@ -19,17 +19,16 @@ import numpy as np
 
 from gradcode.codes.base import (
     AggregationInputs,
-    Capabilities,
     DecodeResult,
     GradientCode,
     MessageKey,
     NotDecodableError,
     check_int,
-    order_statistic,
     plain_inputs,
     require,
 )
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.capabilities import Capabilities
+from gradcode.codes.completion import CompletionRule, order_statistic
 
 
 class IgnoreStragglers(GradientCode):

@@ -56,17 +56,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import (
-    Capabilities,
     DecodeResult,
     GradientCode,
     MessageKey,
     NotDecodableError,
     Pattern,
     check_int,
-    order_statistic,
     require,
 )
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.capabilities import Capabilities
+from gradcode.codes.completion import CompletionRule, order_statistic
 from gradcode.lru import LRUCache
 
 POINTS = ("chebyshev", "equispaced")

@@ -8,7 +8,8 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from gradcode.codes.base import Capabilities, GradientCode
+from gradcode.codes.base import GradientCode
+from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.ring import RING_METHODS
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import ParameterError

@@ -30,16 +30,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gradcode.codes.base import (
-    Capabilities,
     DecodeResult,
     GradientCode,
     MessageKey,
     NotDecodableError,
     check_int,
-    message_vectors,
     require,
-    split_chunks,
 )
+from gradcode.codes.capabilities import Capabilities
+from gradcode.codes.combine import message_vectors, split_chunks
 
 IMPLEMENTATIONS = ("explicit", "mpi")
 

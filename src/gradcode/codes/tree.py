@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import Capabilities, DecodeResult, GradientCode, Pattern, require
+from gradcode.codes.base import DecodeResult, GradientCode, Pattern, require
+from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule, decodable_prefix
 
 #: the root of every tree: the master, which is not a worker and computes nothing

@@ -18,13 +18,13 @@ import numpy as np
 
 from gradcode.codes.base import (
     AggregationInputs,
-    Capabilities,
     LinearCode,
     MessageKey,
     NotDecodableError,
     check_int,
     plain_inputs,
 )
+from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
 from gradcode.lru import LRUCache
 

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import AggregationInputs, MessageKey, NotDecodableError, message_vectors
+from gradcode.codes.base import AggregationInputs, MessageKey, NotDecodableError
+from gradcode.codes.combine import message_vectors
 from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
 
 #: relative distance within which two messages count as the same value

@@ -91,8 +91,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int, order_statistic, require
-from gradcode.codes.completion import CompletionRule
+from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.completion import CompletionRule, order_statistic
 
 POINT_SETS = ("paper", "chebyshev")
 #: measured like ``YeAbbe.numerically_sound_up_to``, for ``points="chebyshev"``

@@ -31,7 +31,7 @@ from typing import Any
 
 from gradcode.atomic import write_json
 from gradcode.cluster.during import signals
-from gradcode.errors import UserError
+from gradcode.errors import CLIError, UserError
 
 #: seconds between looks at the trigger
 POLL = 0.02
@@ -79,6 +79,14 @@ def plan_trigger(
     if log is None:
         raise error("--at-iteration needs --log: the run's log.jsonl")
     return Trigger(at_iteration=at_iteration, log=Path(log))
+
+
+def given_command(rest: list[str]) -> list[str]:
+    """The command given after ``--`` on a subcommand's line (the ``--`` itself optional)."""
+    command = rest[1:] if rest[:1] == ["--"] else rest
+    if not command:
+        raise CLIError("give the command to run after --, e.g. -- hostname")
+    return command
 
 
 def finite(value: Any) -> bool:

@@ -20,6 +20,7 @@ the cut).
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -32,10 +33,12 @@ from gradcode.cluster.during.command import (
     Trigger,
     complete_lines,
     finite,
+    given_command,
     moment,
     plan_trigger,
     run_during,
 )
+from gradcode.cluster.network.running import current_spec
 from gradcode.cluster.spec import NODE_IFACE
 from gradcode.errors import UserError
 
@@ -120,3 +123,12 @@ def ip_set_link(node: str, state: str) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise CutError(f"{' '.join(argv)} failed: {(done.stderr or done.stdout).strip()}")
+
+
+def cmd_cut(args: argparse.Namespace, rest: list[str]) -> int:
+    """``gradcode cluster cut NODE --for S ...``: checked, then cut (during ``-- CMD`` if
+    given)."""
+    plan = plan_cut(args.node, args.seconds, args.after, args.at_iteration, args.log)
+    current_spec().node(plan.node)  # a node of the cluster that is up
+    command = given_command(rest) if rest else []
+    return run_cut(plan, command, args.record)

@@ -25,18 +25,22 @@ cores with the nodes), the command and its exit status.
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcode.cluster.during.command import run_during
+from gradcode.cluster.during.command import given_command, run_during
 from gradcode.cluster.latency import delay
+from gradcode.cluster.network import namespaces
+from gradcode.cluster.network.rerate import job_nodes
+from gradcode.cluster.network.running import current_spec
 from gradcode.cluster.spec import ClusterSpec, check_jitter, dilated_delay, parse_delay
 from gradcode.cluster.state import State
 from gradcode.duration import Duration
-from gradcode.errors import UserError
+from gradcode.errors import CLIError, UserError
 
 Setting = dict[int, tuple[Duration, Duration]]
 
@@ -192,3 +196,25 @@ def run_latency(
             f"cluster): {result['restore_failed']}"
         )
     return status
+
+
+def cmd_latency(args: argparse.Namespace, rest: list[str]) -> int:
+    """``gradcode cluster latency --latency D [--jitter J] ... -- CMD ...``: the latencies
+    checked before the command is looked at, then set for the command's length."""
+    spec = current_spec()
+    # checked before the command is looked at: a bad value is the first thing to hear about
+    plan = plan_latency(
+        spec,
+        args.latency,
+        args.jitter,
+        args.master_latency,
+        args.master_jitter,
+        # in a SLURM job only its own nodes, which it holds alone (--exclusive); else every node
+        job_nodes(),
+    )
+    command = given_command(rest)
+    namespaces.require_privileges()
+    state = State.load()
+    if state is None:
+        raise CLIError("no emulated cluster is up: gradcode cluster up --nodes N first")
+    return run_latency(plan, state, command, args.record)

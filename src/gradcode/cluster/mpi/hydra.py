@@ -12,12 +12,17 @@ says why) as ``-genv`` options.
 
 from __future__ import annotations
 
+import argparse
+import os
 from collections.abc import Sequence
 
+from gradcode.cluster.during.command import given_command
 from gradcode.cluster.mpi.mpich import MPICH_ENV
 from gradcode.cluster.network.namespaces import NETNS_DIR
+from gradcode.cluster.network.running import current_spec, exec_argv
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
 from gradcode.clusterstate.files import RUN_DIR
+from gradcode.errors import CLIError
 from gradcode.launch.mpilib import hydra
 
 LAUNCHER = RUN_DIR / "launch"
@@ -70,3 +75,17 @@ def mpiexec_command(
         str(ranks),
         *command,
     ]
+
+
+def cmd_mpiexec(args: argparse.Namespace, rest: list[str]) -> int:
+    """``gradcode cluster mpiexec -n N [--print] -- CMD ...``: hydra's launcher on the master's
+    node (``--print``: the line only)."""
+    spec = current_spec()
+    if args.n < 1:
+        raise CLIError(f"-n must be at least 1, got {args.n}")
+    argv = exec_argv(spec.master.name, mpiexec_command(spec, args.n, given_command(rest)))
+    if args.print:
+        print(" ".join(argv))
+        return 0
+    os.execvp(argv[0], argv)
+    return 127  # not reached

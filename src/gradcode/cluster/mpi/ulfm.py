@@ -29,12 +29,18 @@ job finish (measured: "Removing failed node gc-node3 from JobId=4", the run comp
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from collections.abc import Mapping, Sequence
 
 from gradcode.blas import single_thread_environment
+from gradcode.cluster.during.command import given_command
 from gradcode.cluster.mpi.noderank import LIFELINE
-from gradcode.cluster.spec import NODE_IFACE
+from gradcode.cluster.network.rerate import job_nodes
+from gradcode.cluster.network.running import current_spec, exec_argv
+from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
+from gradcode.errors import CLIError
 from gradcode.launch.mpilib import ulfm_command, ulfm_environment
 
 #: seconds between heartbeats, and without one before a rank counts as dead
@@ -90,3 +96,34 @@ def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     merged = ulfm_environment(single_thread_environment(env))
     merged.update(LAUNCHER_ENV)
     return merged
+
+
+def rank_nodes(spec: ClusterSpec) -> list[str]:
+    """Where ``gradcode cluster ulfm`` puts rank ``r``: the ``r``-th of these, the SLURM job's
+    nodes (the allocation's order) in a job, else every node of the cluster."""
+    return job_nodes() or [node.name for node in spec.nodes]
+
+
+def cmd_ulfm(args: argparse.Namespace, rest: list[str]) -> int:
+    """``gradcode cluster ulfm -n N [--print] -- CMD ...``: Open MPI's launcher on the master's
+    node, every rank moved to its node (``--print``: the environment and the line only)."""
+    spec = current_spec()
+    if args.n < 1:
+        raise CLIError(f"-n must be at least 1, got {args.n}")
+    nodes = rank_nodes(spec)
+    try:
+        line = command(
+            nodes,
+            args.n,
+            given_command(rest),
+            period=args.detector_period,
+            timeout=args.detector_timeout,
+        )
+    except ValueError as error:
+        raise CLIError(str(error)) from None
+    argv = exec_argv(spec.master.name, line)
+    if args.print:
+        print(" ".join(f"{k}={v}" for k, v in LAUNCHER_ENV.items()), " ".join(argv))
+        return 0
+    os.execvpe(argv[0], argv, environment())
+    return 127  # not reached

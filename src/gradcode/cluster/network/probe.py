@@ -9,6 +9,7 @@ rate it returns is TCP's payload (goodput), about 95 % of the rate tbf enforces 
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 import subprocess
@@ -116,3 +117,39 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    """``gradcode cluster measure SOURCE TARGET [--bytes B] [--within F]``: one stream's rate
+    against the configured one as a JSON line; 1 when off by more than ``--within``."""
+    # here, not at the top: this module also runs in the nodes (``recv``, ``send``)
+    from gradcode.cluster.network.running import current_spec
+    from gradcode.cluster.spec import format_limit
+    from gradcode.rate import Rate
+
+    spec = current_spec()
+    source, target = spec.node(args.source), spec.node(args.target)
+    result = measure(spec, source.name, target.name, args.bytes)
+    limits = [r for r in (source.egress, target.ingress) if r is not None]
+    expected = min(limits) if limits else None
+    line = {
+        "from": source.name,
+        "to": target.name,
+        "bytes": result.bytes,
+        "seconds": round(result.seconds, 4),
+        "mbit_per_s": round(result.bits_per_second / 1e6, 2),
+        "configured": format_limit(expected),
+    }
+    if expected is not None:
+        line["ratio"] = round(result.bits_per_second / expected.bits_per_second, 4)
+    print(json.dumps(line))
+    if args.within is not None and expected is not None:
+        tolerance = args.within
+        if abs(line["ratio"] - 1) > tolerance:
+            print(
+                f"gradcode cluster: measured {Rate.from_bits(result.bits_per_second):.4g}, "
+                f"configured {expected}: off by more than {tolerance:.0%}",
+                file=sys.stderr,
+            )
+            return 1
+    return 0

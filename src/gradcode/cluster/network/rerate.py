@@ -27,6 +27,7 @@ set and restored, the moments on the monotonic and wall clocks, the command and 
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from gradcode import slurmjob
-from gradcode.cluster.during.command import run_during
+from gradcode.cluster.during.command import given_command, run_during
 from gradcode.cluster.network import namespaces
+from gradcode.cluster.network.running import current_spec
 from gradcode.cluster.spec import (
     ClusterSpec,
     ClusterSpecError,
@@ -189,3 +191,17 @@ def run_rates(plan: RatePlan, command: Sequence[str], record: str | Path | None 
             f"status shows them; down and up again restores all): {failed[0]}"
         )
     return status
+
+
+def cmd_rate(args: argparse.Namespace, rest: list[str]) -> int:
+    """``gradcode cluster rate --rate R [--master-rate R] -- CMD ...``: the rates checked before
+    the cluster is looked at, then set for the command's length."""
+    parse_sweep_rate(args.rate, "--rate")  # a bad rate first, before the cluster
+    if args.master_rate is not None:
+        parse_sweep_rate(args.master_rate, "--master-rate")
+    command = given_command(rest)
+    spec = current_spec()
+    # in a SLURM job only its own nodes, which it holds alone (--exclusive); else every node
+    plan = plan_rates(spec, args.rate, args.master_rate, job_nodes())
+    namespaces.require_privileges()
+    return run_rates(plan, command, args.record)
