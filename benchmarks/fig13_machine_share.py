@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.fidelity.record import stretched_wait
+from gradcode.fidelity.rule import verdict
 from gradcode.figures.convergence import model_clock
 from gradcode.runfile.experiment import load_experiment
 
@@ -65,6 +67,13 @@ def measure(folder: Path, config: Any) -> dict[str, Any]:
         "machine_share": (measured - own) / measured,
         "cpu_share": fidelity["machine"]["cpu"],
         "verdict": fidelity["verdict"]["decided_by"],
+        # the rule as it stands now (a record written before ``stretched`` judged again)
+        "verdict_now": verdict(
+            fidelity["machine"],
+            fidelity.get("critical"),
+            fidelity["model"]["kind"],
+            stretched_wait(fidelity["undilated"], work, fidelity["model"]["measured"]),
+        )["decided_by"],
         "pressure": fidelity["machine"]["cpu_pressure_some"],
         "wall": fidelity["machine"]["seconds"],
     }
@@ -83,15 +92,16 @@ def main() -> None:
     print(
         "| run | iterations | measured (s) | model (s) | busiest rank's work: CPU (s) | "
         "its real (s) | stretch | median stretch | own cores (s) | machine (s) | "
-        "machine's share | ranks' share of the cores | verdict |"
+        "machine's share | ranks' share of the cores | verdict (recorded) | verdict (rule now) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows.values():
         print(
             f"| {r['run']} | {r['iterations']} | {r['measured']:.3f} | {r['model']:.3f} | "
             f"{r['cpu']:.3f} (rank {r['rank']}) | {r['real']:.3f} | {r['stretch']:.2f} | "
             f"{r['stretch_median']:.2f} | {r['own_cores']:.3f} | {r['machine']:.3f} | "
-            f"{r['machine_share']:.0%} | {r['cpu_share']:.2f} | {r['verdict']} |"
+            f"{r['machine_share']:.0%} | {r['cpu_share']:.2f} | {r['verdict']} | "
+            f"{r['verdict_now']} |"
         )
     subject = rows.get(args.subject)
     if subject is None:

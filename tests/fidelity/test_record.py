@@ -88,3 +88,34 @@ def test_the_record_sets_the_model_beside_the_measured_time_and_says_it_in_one_l
     line = one_line(record)
     assert line is not None and line.startswith("fidelity: the machine, not the links")
     assert "3.00 times" in line
+
+
+def test_real_computation_that_waited_for_a_core_makes_the_run_the_machines():
+    """Fig. 13's UMW at N = 42 beside other jobs: its own ranks held 0.2 of the cores and
+    the critical path's wake-ups were quick, but each worker's gradient took many times its
+    CPU time, and that work is most of the iteration."""
+
+    def record(stretch: float) -> dict:
+        ranks = [spent(10.0, 0.5, 1.0), spent(10.0, 0.2, 1.0), spent(10.0, 0.2, 1.0)]
+        for rank in ranks[1:]:
+            rank |= {"work_real": 0.1 * stretch, "work_cpu": 0.1}
+        return build_record(
+            ranks=ranks,
+            pressure=None,
+            cores=2,
+            dilation=1.0,
+            measured=[1.0, 1.0, 1.0],
+            predicted=None,
+            undilated=[0.5, 0.5, 0.5],
+            model="injected delays",
+            handoffs=3,
+        )
+
+    slow = record(stretch=20.0)
+    assert slow["stretched"]["share"] == pytest.approx(0.5 * (1 - 1 / 20))
+    assert slow["verdict"]["decided_by"] == "machine"
+    assert "real computation waited for a core 48%" in slow["verdict"]["reasons"][0]
+    # on a core of its own the same work did not wait: the delays decide
+    alone = record(stretch=1.0)
+    assert alone["stretched"]["share"] == 0.0
+    assert alone["verdict"]["decided_by"] == "injected delays"

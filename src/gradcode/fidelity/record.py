@@ -108,7 +108,8 @@ def build_record(
     computation, which no dilation slows, and its ``share`` of the iteration),
     ``critical`` (the machine's delay on an iteration's critical path: ``handoffs`` ranks
     woken one after another, each waiting the run's ``wake_delay`` for a core, in virtual
-    seconds and as a ``share`` of the iteration) and ``verdict``."""
+    seconds and as a ``share`` of the iteration), ``stretched`` (how long that real
+    computation waited for a core, ``stretched_wait``) and ``verdict``."""
     skip = 1 if len(measured) > 1 else 0
     times = np.asarray(measured[skip:], dtype=float)
     if predicted is not None:
@@ -131,14 +132,29 @@ def build_record(
     if machine.get("wake_delay") is not None and mean > 0:
         delay = handoffs * machine["wake_delay"] / dilation
         critical = {"handoffs": handoffs, "seconds": delay, "share": delay / mean}
+    stretched = stretched_wait(real, machine.get("work"), mean)
     return {
         "dilation": dilation,
         "machine": machine,
         "model": modelled,
         "undilated": real,
         "critical": critical,
-        "verdict": verdict(machine, critical, model),
+        "stretched": stretched,
+        "verdict": verdict(machine, critical, model, stretched),
     }
+
+
+def stretched_wait(
+    real: Mapping[str, Any] | None, work: Mapping[str, Any] | None, mean: float
+) -> dict[str, Any] | None:
+    """How long the iteration's real computation waited for a core: its undilated seconds
+    less what they would be at the ranks' median stretch of 1 (``seconds``, a ``share`` of
+    the iteration, the ``stretch``); ``None`` without both measures."""
+    if real is None or work is None or not mean > 0:
+        return None
+    stretch = max(1.0, float(work["stretch_median"]))
+    waited = real["seconds"] * (1.0 - 1.0 / stretch)
+    return {"seconds": waited, "share": waited / mean, "stretch": stretch}
 
 
 def one_line(record: Mapping[str, Any]) -> str | None:

@@ -13,6 +13,12 @@ A run is the machine's when, over its timed iterations, any of these held:
 - ``cpu``: the run's ranks together kept ``CPU_LIMIT`` of the machine's cores busy or more:
   work that a real cluster spreads over a core per node (an all-to-all's messages, many
   ranks' polling) queues here for a few cores, whichever rank's turn it delays.
+- ``stretched``: the iteration's real computation (its undilated share: the longest
+  gradient, decoding, the update) waited for a core ``CRITICAL_LIMIT`` of the iteration or
+  more, at the ranks' median stretch of their work (real over CPU seconds,
+  ``record.work_measures``): processes other than the run's can hold the cores, which the
+  run's own CPU share does not see (Fig. 13's UMW at N = 42 beside other jobs: its work took
+  104 times its CPU time, 0.2 of the cores its own).
 
 The machine's CPU pressure and the run's mean queue are recorded beside them, not judged: a
 busy machine whose cores free up when a rank wakes delays nothing. The limits were set by
@@ -33,17 +39,22 @@ CPU_LIMIT = 0.4
 RULE = (
     f"the machine decided when the ranks on an iteration's critical path waited for a core "
     f"{CRITICAL_LIMIT:.0%} of the iteration or more, or a rank was on a core {BUSY_LIMIT:.0%} "
-    f"of the time or more, or the run's ranks kept {CPU_LIMIT:.0%} of the cores busy or more"
+    f"of the time or more, or the run's ranks kept {CPU_LIMIT:.0%} of the cores busy or more, "
+    f"or its real computation waited for a core {CRITICAL_LIMIT:.0%} of the iteration or more"
 )
 
 
 def verdict(
-    machine: Mapping[str, Any], critical: Mapping[str, Any] | None, model: str
+    machine: Mapping[str, Any],
+    critical: Mapping[str, Any] | None,
+    model: str,
+    stretched: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``{"decided_by": model or "machine", "reasons": [...], "rule": RULE}`` from the
-    measures of ``record.machine_measures`` and the critical path's delay (``record``'s
-    ``critical``; a measure the kernel did not give is not held against the run; ``model``:
-    ``links`` or ``injected delays``)."""
+    measures of ``record.machine_measures``, the critical path's delay (``record``'s
+    ``critical``) and the real computation's wait (``record``'s ``stretched``); a measure
+    the kernel did not give is not held against the run; ``model``: ``links`` or ``injected
+    delays``."""
     reasons = []
     if critical is not None and critical["share"] >= CRITICAL_LIMIT:
         reasons.append(
@@ -57,4 +68,9 @@ def verdict(
     cpu = machine.get("cpu")
     if cpu is not None and cpu >= CPU_LIMIT:
         reasons.append(f"the run's ranks kept {cpu:.0%} of the {machine.get('cores')} cores busy")
+    if stretched is not None and stretched["share"] >= CRITICAL_LIMIT:
+        reasons.append(
+            f"its real computation waited for a core {stretched['share']:.0%} of the iteration "
+            f"(it took {stretched['stretch']:.1f} times its CPU time)"
+        )
     return {"decided_by": "machine" if reasons else model, "reasons": reasons, "rule": RULE}
