@@ -42,8 +42,11 @@ JAX_CACHE = {
 
 @pytest.fixture(scope="session", autouse=True)
 def jax_compilation_cache(tmp_path_factory):
-    """One compilation cache per test session, for every job it starts."""
-    values = JAX_CACHE | {"JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax"))}
+    """One compilation cache per test session, for every job it starts; the one the
+    environment names when it names one (the README's test command shares one between its
+    parallel and serial sessions and their pytest-xdist workers)."""
+    folder = os.environ.get("JAX_COMPILATION_CACHE_DIR") or str(tmp_path_factory.mktemp("jax"))
+    values = JAX_CACHE | {"JAX_COMPILATION_CACHE_DIR": folder}
     saved = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     yield

@@ -39,11 +39,45 @@ def same_value(x: np.ndarray, y: np.ndarray, tol: float) -> bool:
     copies differ by round-off where the ranks' kernels differ). A copy that is not finite
     agrees with nothing, itself included: an infinity would otherwise agree with every value
     (``inf <= tol * inf``), and a NaN is no gradient."""
-    norms = (float(np.linalg.norm(x)), float(np.linalg.norm(y)))
-    if not (math.isfinite(norms[0]) and math.isfinite(norms[1])):
+    return _agree(x, y, float(np.linalg.norm(x)), float(np.linalg.norm(y)), tol)
+
+
+def _agree(x: np.ndarray, y: np.ndarray, x_norm: float, y_norm: float, tol: float) -> bool:
+    """``same_value`` with both norms in hand."""
+    if not (math.isfinite(x_norm) and math.isfinite(y_norm)):
         return False
-    scale = max(norms)
-    return float(np.linalg.norm(x - y)) <= tol * scale
+    return float(np.linalg.norm(x - y)) <= tol * max(x_norm, y_norm)
+
+
+class Copies:
+    """A unit's copies with each one's norm taken once and each pair compared once: a vote
+    compares every copy with the candidates, and the outvoted are found by comparing them
+    with the winner again (the same answers as ``same_value``, pair by pair)."""
+
+    def __init__(self, vectors: Sequence[np.ndarray], tol: float) -> None:
+        self.vectors = vectors
+        self.tol = tol
+        self._norms = [float(np.linalg.norm(vector)) for vector in vectors]
+        self._pairs: dict[tuple[int, int], bool] = {}
+
+    def same(self, i: int, j: int) -> bool:
+        """``same_value(vectors[i], vectors[j], tol)``."""
+        pair = (i, j) if i <= j else (j, i)
+        found = self._pairs.get(pair)
+        if found is None:
+            x, y = self.vectors[pair[0]], self.vectors[pair[1]]
+            found = _agree(x, y, self._norms[pair[0]], self._norms[pair[1]], self.tol)
+            self._pairs[pair] = found
+        return found
+
+    def vote(self, quorum: int, besides: int | None = None) -> int | None:
+        """``vote(vectors, quorum, tol, besides)``."""
+        for index in range(len(self.vectors)):
+            if besides is not None and self.same(index, besides):
+                continue
+            if sum(self.same(index, other) for other in range(len(self.vectors))) >= quorum:
+                return index
+        return None
 
 
 def vote(
@@ -51,12 +85,7 @@ def vote(
 ) -> int | None:
     """Index of the first vector that ``quorum`` of ``vectors`` agree with (``None``: none);
     ``besides``: the first such vector that differs from ``vectors[besides]``."""
-    for index, candidate in enumerate(vectors):
-        if besides is not None and same_value(candidate, vectors[besides], tol):
-            continue
-        if sum(same_value(candidate, other, tol) for other in vectors) >= quorum:
-            return index
-    return None
+    return Copies(vectors, tol).vote(quorum, besides)
 
 
 def by_unit(
@@ -72,27 +101,28 @@ def by_unit(
 @dataclass(frozen=True)
 class Ballot:
     """One unit's vote: its copies in hand (``keys``, ``vectors``) and the index of the value
-    ``quorum`` of them agree with (``winner``, ``None``: no such value)."""
+    ``quorum`` of them agree with (``winner``, ``None``: no such value); ``copies``: the
+    comparisons the vote made, reused."""
 
     unit: int
     keys: list[MessageKey]
     vectors: list[np.ndarray]
     winner: int | None
     tol: float
+    copies: Copies | None = None
+
+    def _copies(self) -> Copies:
+        return self.copies if self.copies is not None else Copies(self.vectors, self.tol)
 
     def agreeing(self, agree: bool = True) -> list[MessageKey]:
         """The keys whose copy agrees with the winner's (``agree=False``: the outvoted ones)."""
         assert self.winner is not None
-        value = self.vectors[self.winner]
-        return [
-            key
-            for key, vector in zip(self.keys, self.vectors, strict=True)
-            if same_value(vector, value, self.tol) == agree
-        ]
+        copies = self._copies()
+        return [key for i, key in enumerate(self.keys) if copies.same(i, self.winner) == agree]
 
     def rival(self, quorum: int) -> int | None:
         """Index of a second value ``quorum`` copies agree with, different from the winner's."""
-        return vote(self.vectors, quorum, self.tol, besides=self.winner)
+        return self._copies().vote(quorum, besides=self.winner)
 
 
 class Voting:
@@ -132,8 +162,9 @@ class Voting:
         units = self._units(messages) if units is None else units
         for unit, keys in enumerate(units):
             vectors = message_vectors(self.name, messages, keys, width) if keys else []
-            winner = vote(vectors, self.quorum, self.agreement_tol)
-            yield Ballot(unit, keys, vectors, winner, self.agreement_tol)
+            copies = Copies(vectors, self.agreement_tol)
+            winner = copies.vote(self.quorum)
+            yield Ballot(unit, keys, vectors, winner, self.agreement_tol, copies)
 
     def _refuse_nonfinite(self, messages: Mapping[MessageKey, np.ndarray]) -> None:
         """Refuse messages holding a NaN or an infinity from more than ``a`` workers; fewer
