@@ -132,7 +132,8 @@ class Worker:
         #: the parent died: nothing more comes from it, nothing more goes to it
         self.orphan = False
         #: who lies when (``adversaries``); an omniscient attack's messages leave honest and
-        #: the master forges them from the honest ones it holds (``gradcode.train.master``)
+        #: the master forges them from the honest ones it holds
+        #: (``gradcode.train.reducers.forgery``)
         self.attacks = plan.config.adversaries.plan()
         # a spare in a worker's place is another process: the liar was the one it replaces
         liar = self.worker in self.attacks.workers and ctx.replaces is None
