@@ -90,3 +90,52 @@ class DecodablePuller(Pulling):
         self.pulled.append(key)
         self.enough = self.decodable(self.pulled)
         return True
+
+
+class Pulls:
+    """A collector's notices and pulls in one iteration (``runtime.collection: pull``).
+
+    ``notice(result, key, began)`` takes a notice of a ready message and says whether it was
+    pulled (``ask(source, iteration, key)`` sends the ``PULL``); ``widen()`` pulls every
+    notice from now on, those announced and not pulled too (the decoder refused what the rule
+    asked for, or a worker died: it may have been pulled). ``notices`` is the iteration
+    record's."""
+
+    def __init__(self, puller: Pulling, ask: Callable[[int, int, int], None]) -> None:
+        self.puller, self.ask = puller, ask
+        self.notices: list[dict[str, Any]] = []
+        #: this iteration's notices not pulled, with where to ask for them
+        self._unpulled: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
+
+    def start(self) -> None:
+        self.puller.start()
+        self.notices, self._unpulled = [], []
+
+    def notice(self, result: Any, key: Any, began: float) -> None:
+        """A worker announced a ready message: ask for it if the code still needs one of its
+        group (``result``: the notice, a ``gradcode.train.transport.Result``)."""
+        pulled = self.puller.wants(key)
+        notice = {
+            "key": key,
+            "worker": int(result.field("worker")),
+            "arrival": result.arrived - began,
+            "started": result.field("started") - began,
+            "compute": result.field("compute"),
+            "injected_compute": result.field("injected_compute"),
+            "pulled": pulled,
+        }
+        self.notices.append(notice)
+        where = (result.source, result.iteration, result.key)
+        if pulled:
+            self.ask(*where)
+        else:
+            self._unpulled.append((notice, where))
+
+    def widen(self) -> None:
+        if self.puller.wide:
+            return
+        self.puller.widen()
+        for notice, where in self._unpulled:
+            notice["pulled"] = True
+            self.ask(*where)
+        self._unpulled = []

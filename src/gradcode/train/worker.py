@@ -58,6 +58,7 @@ from gradcode.train.distribution import ModelAssembler, distribution_choice, sca
 from gradcode.train.intake import Intake, Sender
 from gradcode.train.protocol import FIELD, H, clock
 from gradcode.train.pulling import Pulling, collector_puller
+from gradcode.train.reducers.parent import TreeReduction
 from gradcode.train.runtime import Links, RankContext
 from gradcode.train.transport import (
     Outbox,
@@ -115,6 +116,8 @@ class Worker:
         self.features = ctx.features
         #: this node's tree, where results go up one (its messages are ``encode_node``'s)
         self.tree = plan.topology.tree(self.code)
+        #: a parent's wait for its children and reduction of them, as the root's
+        self.reduction = TreeReduction(self.tree, self.worker) if self.tree is not None else None
         self.coded = plan.coded_data  # LCC: the message is the gradient on the coded data
         self.keys: tuple = tuple(self.code.message_keys(self.worker))
         every = self.code.all_message_keys()
@@ -129,7 +132,8 @@ class Worker:
         #: the parent died: nothing more comes from it, nothing more goes to it
         self.orphan = False
         #: who lies when (``adversaries``); an omniscient attack's messages leave honest and
-        #: the master forges them from the honest ones it holds (``gradcode.train.master``)
+        #: the master forges them from the honest ones it holds
+        #: (``gradcode.train.reducers.forgery``)
         self.attacks = plan.config.adversaries.plan()
         # a spare in a worker's place is another process: the liar was the one it replaces
         liar = self.worker in self.attacks.workers and ctx.replaces is None
@@ -527,17 +531,17 @@ class Worker:
 
     def _try_send_up(self, job: _Job, now: float) -> None:
         """Tree node: send once its own partial is done and its children are decodable."""
-        code = self.tree
-        assert code is not None  # only a tree's nodes send up from the loop
+        reduction = self.reduction
+        assert reduction is not None  # only a tree's nodes send up from the loop
         if now < job.own_ready:
             return
         kids = self.links.children
-        if kids and not code.children_decodable(self.worker, [kids[s - 1] for s in job.children]):
+        if kids and not reduction.ready([kids[s - 1] for s in job.children]):
             return
         began = clock()
         real = work.begin()
         messages = {kids[source - 1]: r.data for source, r in job.children.items()}
-        message = code.encode_node(self.worker, self.partials, messages if kids else None)
+        message = reduction.encode(self.partials, messages if kids else None)
         work.end(real)
         job.measured += clock() - began
         for result in job.children.values():
