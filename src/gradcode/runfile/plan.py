@@ -276,12 +276,15 @@ def _check_workers(plan: Plan) -> None:
     _check_caught(plan)
 
 
+def corrects(code: GradientCode) -> bool:
+    """Whether ``code`` corrects adversaries: its capability, with ``a > 0`` of them."""
+    return bool(code.capabilities.corrects_adversaries and code.a > 0)
+
+
 def names_liars(plan: Plan) -> bool:
     """Whether the run's master learns who lies: a code that corrects adversaries (``a > 0``)
     decodes, and names the liars it corrected (no aggregator in its place)."""
-    code = plan.code
-    corrects = code.capabilities.corrects_adversaries and code.a > 0
-    return corrects and plan.config.aggregator is None
+    return corrects(plan.code) and plan.config.aggregator is None
 
 
 def _check_caught(plan: Plan) -> None:
@@ -334,7 +337,7 @@ def _check_undefended(code: GradientCode, aggregator: Aggregator | None) -> None
         raise ConfigError(
             f"adversaries.undefended: the run has aggregator {aggregator.name}, a defence"
         )
-    if code.capabilities.corrects_adversaries and code.a > 0:
+    if corrects(code):
         raise ConfigError(
             f"adversaries.undefended: {code.name} corrects a = {code.a} adversaries, a defence"
         )

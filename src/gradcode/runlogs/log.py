@@ -1,6 +1,6 @@
 """Per-run outputs written by rank 0: ``log.jsonl``, ``summary.json``, ``model.npy``.
 
-``log.jsonl`` has one JSON object per iteration (see ``gradcode.train.master`` for the fields);
+``log.jsonl`` has one JSON object per iteration (see ``gradcode.train.record`` for the fields);
 on resume the lines of iterations after the checkpoint are dropped (the killed run may have
 logged a few more) and logging continues, so the file describes exactly one trajectory. The
 lines before the checkpoint come from the checkpoint's own copy of the log when it has one, so

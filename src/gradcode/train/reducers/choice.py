@@ -4,7 +4,7 @@ one (``TreeReducer``), else the run's robust aggregator where it has one
 
 from __future__ import annotations
 
-from gradcode.runfile.plan import names_liars
+from gradcode.runfile.plan import corrects, names_liars
 from gradcode.train.faults.roster import Roster
 from gradcode.train.reducers.aggregating import AggregatingReducer
 from gradcode.train.reducers.base import Reducer
@@ -41,7 +41,7 @@ def reducer_for(ctx: RankContext, links: Links, roster: Roster) -> Reducer:
     tolerance = run_tolerance(config, code, aggregator, attacks.lies)
     # the code's vote names the workers it outvoted, as its decoder would (an aggregator in
     # its place: the plan's ``names_liars`` is false, no liar is dropped for it)
-    votes = code.capabilities.corrects_adversaries and code.a > 0
+    votes = corrects(code)
     return AggregatingReducer(
         code, roster, forgery, ctx.features, aggregator, tolerance, votes=votes, liars=liars
     )
