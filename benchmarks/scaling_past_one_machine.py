@@ -178,20 +178,14 @@ def cost_panel(right: Any, costs: list[dict[str, Any]]) -> None:
     right.plot(ns, [c["wall_seconds"] for c in costs], "-o", label="wall, UMW+SGD+RAR+CR")
     right.plot(ns, [c["cpu_seconds"] for c in costs], "-^", label="CPU, UMW+SGD+RAR+CR")
     with_gc = [c for c in costs if "gc_wall_seconds" in c]
-    right.plot(
-        [c["workers"] for c in with_gc],
-        [c["gc_wall_seconds"] for c in with_gc],
-        ":o",
-        color="tab:grey",
-        label="wall, GC alone",
-    )
-    right.plot(
-        [c["workers"] for c in with_gc],
-        [c["gc_cpu_seconds"] for c in with_gc],
-        ":^",
-        color="tab:grey",
-        label="CPU, GC alone",
-    )
+    for field, marker in (("wall", ":o"), ("cpu", ":^")):
+        right.plot(
+            [c["workers"] for c in with_gc],
+            [c[f"gc_{field}_seconds"] for c in with_gc],
+            marker,
+            color="tab:grey",
+            label=f"{field.replace('cpu', 'CPU')}, GC alone",
+        )
     right.set(xscale="log", yscale="log", xlabel="workers N", ylabel="seconds")
     memory = right.twinx()
     memory.plot(ns, [c["peak_mib"] for c in costs], "--s", color="tab:red", label="peak (MiB)")
