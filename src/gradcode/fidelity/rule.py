@@ -13,6 +13,8 @@ A run is the machine's when, over its timed iterations, any of these held:
 - ``cpu``: the run's ranks together kept ``CPU_LIMIT`` of the machine's cores busy or more:
   work that a real cluster spreads over a core per node (an all-to-all's messages, many
   ranks' polling) queues here for a few cores, whichever rank's turn it delays.
+- ``waited``: a rank was runnable but waiting for a core ``WAIT_LIMIT`` of the time or more
+  (its threads' run-queue delay over the run's time);
 - ``stretched``: the iteration's real computation (its undilated share: the longest
   gradient, decoding, the update) waited for a core ``CRITICAL_LIMIT`` of the iteration or
   more, at the ranks' median stretch of their work (real over CPU seconds,
@@ -34,13 +36,18 @@ from typing import Any
 CRITICAL_LIMIT = 0.05
 BUSY_LIMIT = 0.5
 CPU_LIMIT = 0.4
+#: a rank runnable but waiting for a core this share of the run: the machine's scheduling,
+#: not the rank's own work or its links, held it (real-time busy loops beside an idle run:
+#: its ranks waited 0.6 of the time while their wake-ups, many and short, averaged 2 ms)
+WAIT_LIMIT = 0.5
 
 #: the rule in one line, as the record states it
 RULE = (
     f"the machine decided when the ranks on an iteration's critical path waited for a core "
     f"{CRITICAL_LIMIT:.0%} of the iteration or more, or a rank was on a core {BUSY_LIMIT:.0%} "
     f"of the time or more, or the run's ranks kept {CPU_LIMIT:.0%} of the cores busy or more, "
-    f"or its real computation waited for a core {CRITICAL_LIMIT:.0%} of the iteration or more"
+    f"or its real computation waited for a core {CRITICAL_LIMIT:.0%} of the iteration or more, "
+    f"or a rank waited for a core {WAIT_LIMIT:.0%} of the time or more"
 )
 
 
@@ -68,6 +75,9 @@ def verdict(
     cpu = machine.get("cpu")
     if cpu is not None and cpu >= CPU_LIMIT:
         reasons.append(f"the run's ranks kept {cpu:.0%} of the {machine.get('cores')} cores busy")
+    waited = machine.get("rank_wait_max")
+    if waited is not None and waited >= WAIT_LIMIT:
+        reasons.append(f"a rank waited for a core {waited:.0%} of the time")
     if stretched is not None and stretched["share"] >= CRITICAL_LIMIT:
         reasons.append(
             f"its real computation waited for a core {stretched['share']:.0%} of the iteration "
