@@ -2,7 +2,7 @@
 ``MAX_FUNCTION_LINES`` (from its ``def`` to its last line), no import circle among the
 package's modules, and the emulated cluster's rooms (``CLUSTER_ROOMS``) each importing only
 those before it, with nothing outside the cluster importing it (a run reads the cluster that is
-up through ``gradcode.clusterstate``; ``test_package_arrows.py`` says who may import whom).
+up through ``gradcode.livecluster``; ``test_package_arrows.py`` says who may import whom).
 
 An import counts wherever it is written: at module level, inside a function, or under
 ``if TYPE_CHECKING:``. ``import gradcode.x.y`` and ``from gradcode.x.y import name`` import
@@ -39,7 +39,7 @@ CLUSTER_ROOMS = [
     "cli",
 ]
 #: what the rest of the package may import of the cluster: nothing (a run reads its links
-#: through gradcode.clusterstate, which the cluster writes)
+#: through gradcode.livecluster, which the cluster writes)
 CLUSTER_FACE: set[str] = set()
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "gradcode"
 

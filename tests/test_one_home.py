@@ -7,7 +7,7 @@
   launcher and the slurm-cluster profile (through ``python -m gradcode.cluster.mpi.mpich``) take
   it from there, and no file of the source tree sets one of its variables to a value.
 - MPICH's launcher: ``gradcode.launch.mpilib`` (``HYDRA``, looked up by ``hydra()``).
-- The runtime folder of the emulated cluster: ``gradcode.clusterstate.files`` (``RUN_DIR``;
+- The runtime folder of the emulated cluster: ``gradcode.livecluster.files`` (``RUN_DIR``;
   its lock beside it, ``gradcode.cluster.state.lock_path``, derives from it).
 """
 
@@ -130,5 +130,5 @@ def test_mpichs_launcher_is_named_and_looked_up_in_one_place():
 
 
 def test_the_cluster_runtime_folder_and_its_lock_come_from_the_state_module():
-    spelled = _package_strings("/run/gradcode", PACKAGE / "clusterstate" / "files.py")
-    assert not spelled, "use gradcode.clusterstate.files (RUN_DIR):\n" + "\n".join(spelled)
+    spelled = _package_strings("/run/gradcode", PACKAGE / "livecluster" / "files.py")
+    assert not spelled, "use gradcode.livecluster.files (RUN_DIR):\n" + "\n".join(spelled)

@@ -11,7 +11,7 @@ not count.
 
 - The graph has no cycle, not only no file cycle (``tests/test_house.py``).
 - The runtime imports nothing of the emulated cluster: it reads the cluster that is up through
-  ``gradcode.clusterstate``, which the cluster's machinery writes.
+  ``gradcode.livecluster``, which the cluster's machinery writes.
 - The runtime's rooms and the cluster come in one order, each importing none after it: the
   cluster starts jobs through the launcher, the launcher starts the rank program, the rank
   program writes the files that ``runlogs`` reads back.
@@ -29,7 +29,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "gradcode"
 NO_CLUSTER = ("train", "launch", "runfile", "runlogs")
 
 #: each imports none of those after it (the others may sit anywhere)
-IN_ORDER = ["clusterstate", "runfile", "runlogs", "train", "launch", "cluster"]
+IN_ORDER = ["livecluster", "runfile", "runlogs", "train", "launch", "cluster"]
 
 #: package cycles let through on purpose, each (its nodes, sorted) with the reason it is not
 #: broken yet. None today; an entry whose cycle is gone fails the test, so the list only
@@ -57,8 +57,8 @@ def test_the_runtime_imports_nothing_of_the_cluster():
         for path, line, module in _imports(PACKAGE)
         if _node(path, PACKAGE) in NO_CLUSTER and _target(module) == "cluster"
     ]
-    assert not offenders, (
-        "read the cluster that is up through gradcode.clusterstate:\n" + "\n".join(offenders)
+    assert not offenders, "read the cluster that is up through gradcode.livecluster:\n" + "\n".join(
+        offenders
     )
 
 

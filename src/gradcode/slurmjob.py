@@ -5,7 +5,7 @@ Snakemake's SLURM job-step executor strips every ``SLURM_*`` variable but the jo
 before it runs a rule, so what the environment no longer says is asked of SLURM. The launcher
 (``gradcode.launch.ulfm``: the allocation for Open MPI's launcher), the emulated cluster
 (``gradcode.cluster.network.rerate``: the job's nodes' links) and a run reading the cluster that
-is up (``gradcode.clusterstate.links``) all ask it, so it sits below them.
+is up (``gradcode.livecluster.links``) all ask it, so it sits below them.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from gradcode.cluster.spec import (
     build_spec,
     parse_node_latency,
 )
-from gradcode.clusterstate import delayer, files, links
 from gradcode.duration import Duration
+from gradcode.livecluster import delayer, files, links
 
 MS = 1_000_000
 
@@ -173,7 +173,7 @@ def _cluster_up(monkeypatch, tmp_path, spec: ClusterSpec, delayer_pid: int | Non
 
 
 def test_runs_see_the_clusters_latency_and_a_dead_delayer(monkeypatch, tmp_path):
-    from gradcode.clusterstate.links import stated_links_mismatch
+    from gradcode.livecluster.links import stated_links_mismatch
     from gradcode.rate import Rate
 
     rate = Rate.parse("100mbit", "rate")

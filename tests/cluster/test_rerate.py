@@ -18,8 +18,8 @@ from gradcode.cluster.network import namespaces, rerate
 from gradcode.cluster.network.namespaces import ClusterError, limit_command, tbf
 from gradcode.cluster.network.rerate import RateError, job_nodes, plan_rates, run_rates
 from gradcode.cluster.spec import build_spec
-from gradcode.clusterstate import files
 from gradcode.errors import UserError
+from gradcode.livecluster import files
 from gradcode.rate import Rate
 
 #: a command that exits with status 3

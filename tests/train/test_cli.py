@@ -67,7 +67,7 @@ def test_check_counts_spares_and_says_which_kills_they_absorb(tmp_path, logistic
 def _cluster_up(monkeypatch, folder, **options):
     """The state file of an emulated cluster that is up, in ``folder`` (nothing is made)."""
     from gradcode.cluster.spec import build_spec
-    from gradcode.clusterstate import files
+    from gradcode.livecluster import files
 
     folder.mkdir()
     spec = build_spec(options)

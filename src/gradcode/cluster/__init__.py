@@ -3,7 +3,7 @@
 It provisions machines that runs then use, and is no part of the runtime (``gradcode.train``,
 ``gradcode.launch``), which imports nothing of it: what a run reads of the cluster that is up
 (its links in force, the delayer alive, the dilation) the cluster writes under its runtime
-folder and the run reads through ``gradcode.clusterstate``, below both. Its rooms, in order,
+folder and the run reads through ``gradcode.livecluster``, below both. Its rooms, in order,
 each importing only ``spec``, ``state`` and those before it:
 
 - ``spec``: the validated description of a cluster (nodes, addresses, link rates and

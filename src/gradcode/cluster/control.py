@@ -33,7 +33,7 @@ from gradcode.cluster.spec import (
     parse_node_rate,
 )
 from gradcode.cluster.state import State, lock_path
-from gradcode.clusterstate.files import RUN_DIR
+from gradcode.livecluster.files import RUN_DIR
 from gradcode.yamlfile import read_yaml
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from gradcode.cluster.network.namespaces import ClusterError, enter, run
 from gradcode.cluster.spec import ClusterSpec
 from gradcode.cluster.state import State
-from gradcode.clusterstate.files import RUN_DIR
+from gradcode.livecluster.files import RUN_DIR
 
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 SPOOL = Path("/var/spool/gradcode-cluster")

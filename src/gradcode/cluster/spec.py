@@ -20,7 +20,7 @@ Addresses come from a private IPv4 subnet (RFC 1918) and exist only inside the n
 the cluster creates, so the subnet never meets the host's own networks.
 
 This module builds and validates a spec; the spec itself (``ClusterSpec``, ``NodeSpec``), as
-the state file holds it, is ``gradcode.clusterstate.spec``'s, where a run reads the cluster
+the state file holds it, is ``gradcode.livecluster.spec``'s, where a run reads the cluster
 that is up without importing the cluster.
 """
 
@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from gradcode.clusterstate.spec import (
+from gradcode.duration import Duration, DurationError
+from gradcode.livecluster.spec import (
     NO_DELAY,
     PREFIX,
     ClusterSpec,
@@ -41,9 +42,8 @@ from gradcode.clusterstate.spec import (
 
 # how a limit is written, here as well as where the spec's data lives: whoever builds a spec
 # writes its limits too
-from gradcode.clusterstate.spec import format_limit as format_limit
-from gradcode.clusterstate.spec import limit_bits as limit_bits
-from gradcode.duration import Duration, DurationError
+from gradcode.livecluster.spec import format_limit as format_limit
+from gradcode.livecluster.spec import limit_bits as limit_bits
 from gradcode.rate import Rate, RateError
 
 #: the namespace that holds the switch (a bridge), so the host's own namespace gets nothing

@@ -3,7 +3,7 @@
 Every step records its resource in the state file first and only then creates it, so a
 ``down`` after a killed ``up`` still knows every namespace, mount, daemon and file it must
 remove (removing something that was never made is a no-op). The file's folder and its reading
-are ``gradcode.clusterstate.files``' (a run reads the state there without the cluster).
+are ``gradcode.livecluster.files``' (a run reads the state there without the cluster).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 from gradcode.atomic import atomic_file
 from gradcode.cluster.spec import ClusterSpec
-from gradcode.clusterstate import files
-from gradcode.clusterstate.files import read_state, state_path
+from gradcode.livecluster import files
+from gradcode.livecluster.files import read_state, state_path
 
 
 def lock_path() -> Path:

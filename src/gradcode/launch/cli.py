@@ -105,7 +105,7 @@ def _network_line(plan, features: int) -> str:
     links = plan.config.network.links
     if links is None:
         return "real links (parameters not stated), no communication emulated"
-    from gradcode.clusterstate.links import stated_links_mismatch
+    from gradcode.livecluster.links import stated_links_mismatch
     from gradcode.message_header import H
     from gradcode.rate import Rate
     from gradcode.timing.links import message_time

@@ -154,7 +154,7 @@ def warn_links(config: RunConfig, run_file: str) -> None:
     if links is None:
         return
     # only rank 0 reads the cluster's state: the other ranks never import it
-    from gradcode.clusterstate.links import stated_links_mismatch
+    from gradcode.livecluster.links import stated_links_mismatch
 
     mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate), links.latency)
     if mismatch is not None:
@@ -166,7 +166,7 @@ def check_dilation(config: RunConfig) -> None:
     ``runtime.dilation`` is not the cluster's: its clock would measure the links K times off."""
     if config.network is None:
         return
-    from gradcode.clusterstate.links import dilation_mismatch
+    from gradcode.livecluster.links import dilation_mismatch
 
     mismatch = dilation_mismatch(config.runtime.dilation)
     if mismatch is not None:

@@ -240,7 +240,7 @@ class Session:
             if network.links is not None:
                 communication["links"] = asdict(network.links)
             # the emulated cluster's links as they are now (a delayer that died: no latency)
-            from gradcode.clusterstate.links import links_record
+            from gradcode.livecluster.links import links_record
 
             cluster = links_record()
             if cluster is not None:

@@ -32,9 +32,9 @@ from gradcode.cluster.network import namespaces
 from gradcode.cluster.network.namespaces import ClusterError
 from gradcode.cluster.spec import SWITCH, ClusterSpec
 from gradcode.cluster.state import State
-from gradcode.clusterstate.delayer import MODULE, delayer_entry, read_status, running, stat_fields
-from gradcode.clusterstate.files import RUN_DIR, delayer_config_path, delayer_status_path
 from gradcode.duration import Duration
+from gradcode.livecluster.delayer import MODULE, delayer_entry, read_status, running, stat_fields
+from gradcode.livecluster.files import RUN_DIR, delayer_config_path, delayer_status_path
 
 BRIDGE_SYSCTL = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
 #: seconds the delayer has to bind its queues, or to take up a new setting

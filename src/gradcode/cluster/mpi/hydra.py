@@ -21,9 +21,9 @@ from gradcode.cluster.mpi.mpich import MPICH_ENV
 from gradcode.cluster.network.namespaces import NETNS_DIR
 from gradcode.cluster.network.running import current_spec, exec_argv
 from gradcode.cluster.spec import NODE_IFACE, ClusterSpec
-from gradcode.clusterstate.files import RUN_DIR
 from gradcode.errors import CLIError
 from gradcode.launch.mpilib import hydra
+from gradcode.livecluster.files import RUN_DIR
 
 LAUNCHER = RUN_DIR / "launch"
 

@@ -37,9 +37,9 @@ from pathlib import Path
 
 from gradcode.cluster.spec import BRIDGE, NODE_IFACE, PREFIX, SWITCH, ClusterSpec, NodeSpec
 from gradcode.cluster.state import State
-from gradcode.clusterstate.files import RUN_DIR
-from gradcode.clusterstate.spec import bucket_bytes
 from gradcode.errors import UserError
+from gradcode.livecluster.files import RUN_DIR
+from gradcode.livecluster.spec import bucket_bytes
 from gradcode.rate import Rate
 
 NETNS_DIR = Path("/run/netns")

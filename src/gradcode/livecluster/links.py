@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from gradcode.clusterstate.delayer import delayer_entry, queues_held, read_status, running
-from gradcode.clusterstate.files import read_state
-from gradcode.clusterstate.spec import ClusterSpec, bucket_bytes, format_limit
 from gradcode.duration import Duration
+from gradcode.livecluster.delayer import delayer_entry, queues_held, read_status, running
+from gradcode.livecluster.files import read_state
+from gradcode.livecluster.spec import ClusterSpec, bucket_bytes, format_limit
 from gradcode.rate import Rate
 from gradcode.slurmjob import job_nodes
 

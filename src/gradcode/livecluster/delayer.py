@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from gradcode.clusterstate.files import delayer_config_path, delayer_status_path, read_json
+from gradcode.livecluster.files import delayer_config_path, delayer_status_path, read_json
 
 #: how the delayer is recognised among processes (its module, in its command line)
 MODULE = "gradcode.cluster.latency.delayer"
