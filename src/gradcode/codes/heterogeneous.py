@@ -114,18 +114,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import (
-    DecodeResult,
-    LinearCode,
-    MessageKey,
-    NotDecodableError,
-    check_int,
-    require,
-)
+from gradcode.codes.base import DecodeResult, MessageKey, NotDecodableError, check_int, require
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.combine import combine_chunks, message_vectors, split_chunks
 from gradcode.codes.completion import CompletionRule, order_statistic
 from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
+from gradcode.codes.linear import LinearCode
 from gradcode.lru import LRUCache
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
