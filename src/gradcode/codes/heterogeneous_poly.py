@@ -22,7 +22,7 @@ Decoding. Any ``D + 1 + 2a`` responders determine ``h(f(x))`` with up to ``a`` o
 (eq. 23). Without adversaries the master interpolates entrywise through all responders and
 evaluates at ``beta`` (barycentric weights, cached per responder set: one linear combination of
 the messages). With ``a > 0`` it first runs the real Reed-Solomon decoder of ``heterogeneous``
-(syndromes, projection, Berlekamp-Welch; ``gradcode.codes.heterogeneous.correct_errors``) on
+(syndromes, projection, Berlekamp-Welch; ``gradcode.codes.reed_solomon.correct_errors``) on
 the flattened matrices as degree-``D`` words, sets the liars aside and names the ones whose
 message is off the polynomial (``decode_result(...).adversaries``). As there, ``a + 1``
 colluding liars can move the word onto another polynomial of degree ``D`` (Theorem 1's
@@ -93,20 +93,17 @@ import numpy as np
 from gradcode.codes.base import DecodeResult, GradientCode, MessageKey, check_int, require
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.combine import linear_combination, message_vectors
-from gradcode.codes.heterogeneous import (
-    HeterogeneousCode,
+from gradcode.codes.heterogeneous import HeterogeneousCode
+from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
+from gradcode.codes.placements import cyclic_placement, random_placement, validate_placement
+from gradcode.codes.reed_solomon import correct_errors, parity_checks
+from gradcode.codes.universal_polynomial import (
     InterpolationThreshold,
     assign_nodes,
     barycentric_matrix,
-    correct_errors,
-    cyclic_placement,
     exact_points,
-    parity_checks,
-    random_placement,
     universal_coefficients,
-    validate_placement,
 )
-from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
 
