@@ -95,7 +95,7 @@ from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.combine import linear_combination, message_vectors
 from gradcode.codes.heterogeneous import HeterogeneousCode
 from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
-from gradcode.codes.placements import cyclic_placement, random_placement, validate_placement
+from gradcode.codes.placements import Placed, cyclic_placement, random_placement, validate_placement
 from gradcode.codes.reed_solomon import correct_errors, parity_checks
 from gradcode.codes.universal_polynomial import (
     InterpolationThreshold,
@@ -158,7 +158,7 @@ def square_side(scheme: str, length: int) -> int:
     return side
 
 
-class HeterogeneousPolyCode(InterpolationThreshold, GradientCode):
+class HeterogeneousPolyCode(InterpolationThreshold, Placed, GradientCode):
     """Paper 004, Sec. IV: ``h(sum_k G_k)`` for ``d x d`` partial gradient matrices.
 
     Parameters: ``placement`` (list of partition lists, one per worker), ``h`` (coefficients
@@ -248,13 +248,6 @@ class HeterogeneousPolyCode(InterpolationThreshold, GradientCode):
             "s": self.s,
             "a": self.a,
         }
-
-    def partitions(self, worker: int) -> tuple[int, ...]:
-        return self._placement[worker]
-
-    def placement(self) -> list[list[int]]:
-        """The placement, one list of partitions per worker."""
-        return [list(parts) for parts in self._placement]
 
     def evaluation_points(self) -> tuple[np.ndarray, np.ndarray]:
         """``(alpha, beta)``: the workers' points ``(N,)`` and ``beta`` ``(1,)``."""

@@ -2,7 +2,7 @@
 (paper 004's ``heterogeneous`` and ``berrut``, ``heterogeneous-poly``). A placement is a list
 with one list of partitions per worker; ``validate_placement`` checks one where it enters a
 code, the others build one (cyclic, seeded random with optional weights, sized to the workers'
-speeds).
+speeds), and ``Placed`` answers a code's questions about the one it holds.
 """
 
 from __future__ import annotations
@@ -135,3 +135,18 @@ def speed_placement(k: int, r: int, times: Sequence[float]) -> list[list[int]]:
         placement.append(sorted((start + j) % k for j in range(load)))
         start += load
     return placement
+
+
+class Placed:
+    """A code's assignment read from its placement (``_placement``, as ``validate_placement``
+    returns it); comes before ``GradientCode`` in the code's bases, where it implements
+    ``partitions``."""
+
+    _placement: tuple[tuple[int, ...], ...]
+
+    def partitions(self, worker: int) -> tuple[int, ...]:
+        return self._placement[worker]
+
+    def placement(self) -> list[list[int]]:
+        """The placement, one list of partitions per worker."""
+        return [list(parts) for parts in self._placement]

@@ -18,6 +18,7 @@ from gradcode.codes.base import MessageKey, NotDecodableError
 from gradcode.codes.combine import split_chunks
 from gradcode.codes.completion import CompletionRule, order_statistic
 from gradcode.codes.linear import LinearCode
+from gradcode.codes.placements import Placed
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
@@ -158,7 +159,7 @@ def barycentric_matrix(nodes: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return terms / terms.sum(axis=1, keepdims=True)
 
 
-class UniversalPolynomialCode(LinearCode):
+class UniversalPolynomialCode(Placed, LinearCode):
     """Shared part of ``heterogeneous`` and ``berrut``: a placement and eq. 13's encoding.
 
     Subclasses validate their parameters, set ``_placement``, ``_holders``, ``n, k, r, s, a, m``
@@ -166,7 +167,6 @@ class UniversalPolynomialCode(LinearCode):
     hands out to the workers.
     """
 
-    _placement: tuple[tuple[int, ...], ...]
     _holders: np.ndarray
     _alpha: np.ndarray
     _beta: np.ndarray
@@ -190,13 +190,6 @@ class UniversalPolynomialCode(LinearCode):
         self._init_linear(
             universal_coefficients(self._alpha, self._holders, self._alpha, self._beta)
         )
-
-    def partitions(self, worker: int) -> tuple[int, ...]:
-        return self._placement[worker]
-
-    def placement(self) -> list[list[int]]:
-        """The placement, one list of partitions per worker."""
-        return [list(parts) for parts in self._placement]
 
     def evaluation_points(self) -> tuple[np.ndarray, np.ndarray]:
         """``(alpha, beta)``: the workers' points ``(n,)`` and the chunks' points ``(m,)``."""
