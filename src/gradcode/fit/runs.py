@@ -66,8 +66,9 @@ from gradcode.codes import build
 from gradcode.errors import UserError
 from gradcode.fit.latency import LinksFit, fit_links, fit_links_at
 from gradcode.fit.links import LinkRate, master_link
-from gradcode.fit.observations import RunObservations, pooled, read_runs
+from gradcode.fit.observations import pooled, read_runs
 from gradcode.fit.replay import TreeIterations, tree_ks
+from gradcode.fit.run_observations import RunObservations
 from gradcode.fit.shifted_exponential import (
     COMPONENTS,
     ComponentFit,
