@@ -18,6 +18,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.helpers.imports import find_cycles, import_statements, module_files
+
 # Functions or circles let through on purpose, each with its reason (none today). An entry
 # that no longer occurs fails the tests below too.
 KNOWN_EXCEPTIONS: set[str] = set()
@@ -59,7 +61,7 @@ def test_no_function_is_longer_than_the_limit():
 
 def test_no_import_circle():
     imports = _imports()
-    circles = {_describe(circle): circle for circle in _circles(imports)}
+    circles = {_describe(circle): circle for circle in find_cycles(imports)}
     offenders = sorted(set(circles) - KNOWN_EXCEPTIONS)
     assert not offenders, "import circles:\n" + "\n".join(
         f"{name}: {_edges(circles[name], imports)}" for name in offenders
@@ -120,7 +122,7 @@ def test_the_circle_finder_sees_every_kind_of_import(tmp_path):
         "gradcode.sub.d": {"gradcode.a", "gradcode.sub"},
         "gradcode.e": {"gradcode"},
     }
-    circles = [_describe(circle, package) for circle in _circles(imports)]
+    circles = [_describe(circle, package) for circle in find_cycles(imports)]
     assert circles == ["a.py <-> b.py <-> c.py <-> sub/d.py"]
 
 
@@ -147,82 +149,20 @@ def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, int]]:
             yield from _functions(child, prefix)
 
 
-def _modules(package: Path) -> dict[str, Path]:
-    """Dotted module name -> file (a package is its ``__init__.py``)."""
-    modules = {}
-    for path in sorted(package.rglob("*.py")):
-        parts = path.relative_to(package.parent).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        modules[".".join(parts)] = path
-    return modules
-
-
 def _imports(package: Path = PACKAGE) -> dict[str, dict[str, int]]:
     """Per module, the package's modules it imports, each with the line of its first import."""
-    modules = _modules(package)
-    graph: dict[str, dict[str, int]] = {}
-    for module, path in modules.items():
-        here = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        edges = graph.setdefault(module, {})
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parent = here.split(".")[: len(here.split(".")) - node.level + 1]
-                    base = ".".join([*parent, *([node.module] if node.module else [])])
-                targets = [
-                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                    for alias in node.names
-                ]
-            else:
-                continue
-            for target in targets:
-                if target in modules and target != module:
-                    edges.setdefault(target, node.lineno)
+    modules = module_files(package)
+    names = {path: module for module, path in modules.items()}
+    graph: dict[str, dict[str, int]] = {module: {} for module in modules}
+    for path, line, target in import_statements(package):
+        if target in modules and target != names[path]:
+            graph[names[path]].setdefault(target, line)
     return graph
-
-
-def _circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-
-    def connect(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        on_stack.add(module)
-        for target in graph[module]:
-            if target not in index:
-                connect(target)
-                low[module] = min(low[module], low[target])
-            elif target in on_stack:
-                low[module] = min(low[module], index[target])
-        if low[module] == index[module]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == module:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for module in graph:
-        if module not in index:
-            connect(module)
-    return sorted(found)
 
 
 def _describe(circle: list[str], package: Path = PACKAGE) -> str:
     """``a.py <-> b/c.py``: the circle's files, relative to the package."""
-    modules = _modules(package)
+    modules = module_files(package)
     return " <-> ".join(sorted(modules[m].relative_to(package).as_posix() for m in circle))
 
 

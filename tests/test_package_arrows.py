@@ -19,9 +19,10 @@ not count.
 
 from __future__ import annotations
 
-import ast
 from collections import defaultdict
 from pathlib import Path
+
+from tests.helpers.imports import Import, find_cycles, import_statements
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "gradcode"
 
@@ -36,13 +37,10 @@ IN_ORDER = ["livecluster", "runfile", "runlogs", "train", "launch", "cluster"]
 #: shrinks.
 ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 
-#: ``(importing file, line, imported module)``
-Import = tuple[Path, int, str]
-
 
 def test_the_package_graph_has_no_cycle():
     graph = _package_graph(PACKAGE)
-    cycles = {tuple(cycle): cycle for cycle in _cycles(graph)}
+    cycles = {tuple(cycle): cycle for cycle in find_cycles(graph)}
     unexpected = sorted(set(cycles) - set(ALLOWED_CYCLES))
     assert not unexpected, "package cycles:\n" + "\n".join(
         f"{' <-> '.join(cycle)}: {_describe(cycle, graph)}" for cycle in unexpected
@@ -54,7 +52,7 @@ def test_the_package_graph_has_no_cycle():
 def test_the_runtime_imports_nothing_of_the_cluster():
     offenders = [
         f"{path.relative_to(PACKAGE)}:{line} imports {module}"
-        for path, line, module in _imports(PACKAGE)
+        for path, line, module in import_statements(PACKAGE)
         if _node(path, PACKAGE) in NO_CLUSTER and _target(module) == "cluster"
     ]
     assert not offenders, "read the cluster that is up through gradcode.livecluster:\n" + "\n".join(
@@ -100,46 +98,16 @@ def test_the_finder_sees_every_kind_of_import(tmp_path):
         "cluster": {"train"},
         "runlogs": {"cluster"},
     }
-    assert _cycles(graph) == [["cluster", "launch", "train"]]
+    assert find_cycles(graph) == [["cluster", "launch", "train"]]
     named = _describe(("cluster", "launch", "train"), graph)
     assert "train/run.py:2 imports gradcode.launch.jobs" in named
     assert "launch/__init__.py:3 imports gradcode.cluster" in named
     offenders = [
         _node(path, package)
-        for path, _, module in _imports(package)
+        for path, _, module in import_statements(package)
         if _node(path, package) in NO_CLUSTER and _target(module) == "cluster"
     ]
     assert sorted(offenders) == ["launch", "runlogs"]
-
-
-def _imports(package: Path) -> list[Import]:
-    """Every import statement's module, resolved to its dotted name; ``from x import y`` gives
-    ``x.y`` where ``y`` is a module or package of the tree, else ``x``."""
-    found = []
-    for path in sorted(package.rglob("*.py")):
-        parts = path.relative_to(package.parent).with_suffix("").parts
-        # what a relative import counts from: the package itself for its __init__
-        here = parts[:-1]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                found += [(path, node.lineno, alias.name) for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = here[: len(here) - node.level + 1]
-                    base = ".".join([*anchor, *([node.module] if node.module else [])])
-                for alias in node.names:
-                    name = f"{base}.{alias.name}"
-                    found.append((path, node.lineno, name if _exists(name, package) else base))
-    return list(dict.fromkeys(found))  # ``from x import a, b``: once when neither is a module
-
-
-def _exists(module: str, package: Path) -> bool:
-    relative = Path(*module.split(".")[1:]) if "." in module else Path()
-    where = package / relative
-    return module.split(".")[0] == package.name and (
-        where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
-    )
 
 
 def _node(path: Path, package: Path) -> str:
@@ -161,46 +129,11 @@ def _package_graph(package: Path) -> dict[str, dict[str, list[Import]]]:
     graph: dict[str, dict[str, list[Import]]] = defaultdict(lambda: defaultdict(list))
     for path in sorted(package.rglob("*.py")):
         graph[_node(path, package)]  # every node, also one that imports nothing
-    for path, line, module in _imports(package):
+    for path, line, module in import_statements(package):
         source, target = _node(path, package), _target(module)
         if target is not None and target != source:
             graph[source][target].append((path.relative_to(package), line, module))
     return graph
-
-
-def _cycles(graph: dict[str, dict[str, list[Import]]]) -> list[list[str]]:
-    """The strongly connected components of more than one node (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-
-    def connect(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target in graph.get(node, {}):
-            if target not in index:
-                connect(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in list(graph):
-        if node not in index:
-            connect(node)
-    return sorted(found)
 
 
 def _describe(cycle: tuple[str, ...], graph: dict[str, dict[str, list[Import]]]) -> str:

@@ -9,7 +9,7 @@ from numpy.polynomial import chebyshev as cheb
 from gradcode.analysis import berrut_error as be
 from gradcode.codes import build
 from gradcode.codes.berrut import berrut_matrix
-from gradcode.codes.heterogeneous import random_placement
+from gradcode.codes.placements import random_placement
 
 
 @pytest.mark.parametrize(

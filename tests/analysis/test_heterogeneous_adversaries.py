@@ -6,7 +6,7 @@ import pytest
 from gradcode.analysis import heterogeneous_adversaries as adv
 from gradcode.analysis.heterogeneous_comm_cost import all_messages, fsum_columns
 from gradcode.codes import build
-from gradcode.codes.heterogeneous import cyclic_placement, random_placement
+from gradcode.codes.placements import cyclic_placement, random_placement
 
 
 @pytest.mark.parametrize(

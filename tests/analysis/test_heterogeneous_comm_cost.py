@@ -8,7 +8,7 @@ import pytest
 
 from gradcode.analysis import heterogeneous_comm_cost as cost
 from gradcode.codes import build
-from gradcode.codes.heterogeneous import cyclic_placement, random_placement
+from gradcode.codes.placements import cyclic_placement, random_placement
 
 
 def brute_replication(placement):

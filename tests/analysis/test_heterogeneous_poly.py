@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gradcode.analysis import heterogeneous_poly as poly
-from gradcode.codes.heterogeneous import cyclic_placement, random_placement
+from gradcode.codes.placements import cyclic_placement, random_placement
 
 
 def brute_least_r(n, s, a, q):

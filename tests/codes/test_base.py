@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradcode.codes import NotDecodableError, available, build
-from gradcode.codes.base import split_chunks
+from gradcode.codes.combine import split_chunks
 from tests.codes.harness import assert_exact, independent_sum
 
 

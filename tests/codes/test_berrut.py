@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from gradcode.codes import NotDecodableError, build
 from gradcode.codes.berrut import BerrutCode, berrut_matrix
-from gradcode.codes.heterogeneous import cyclic_placement, random_placement, universal_coefficients
+from gradcode.codes.placements import cyclic_placement, random_placement
+from gradcode.codes.universal_polynomial import universal_coefficients
 from gradcode.codes.verify import verify
 from tests.codes.harness import independent_sum
 

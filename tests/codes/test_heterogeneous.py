@@ -9,12 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradcode.codes import NotDecodableError, build
-from gradcode.codes.heterogeneous import (
-    HeterogeneousCode,
-    cyclic_placement,
-    random_placement,
-    universal_coefficients,
-)
+from gradcode.codes.heterogeneous import HeterogeneousCode
+from gradcode.codes.placements import cyclic_placement, random_placement
+from gradcode.codes.universal_polynomial import universal_coefficients
 from gradcode.codes.verify import verify
 from tests.codes.harness import assert_exact, independent_sum
 

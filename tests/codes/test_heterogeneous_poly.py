@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradcode.codes import NotDecodableError, build
-from gradcode.codes.heterogeneous import cyclic_placement, random_placement
 from gradcode.codes.heterogeneous_poly import HeterogeneousPolyCode, theorem2_replication
+from gradcode.codes.placements import cyclic_placement, random_placement
 from gradcode.codes.verify import verify
 from tests.codes.harness import assert_exact
 

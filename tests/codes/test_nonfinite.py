@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gradcode.codes import NotDecodableError, build
-from gradcode.codes.heterogeneous import cyclic_placement
+from gradcode.codes.placements import cyclic_placement
 from tests.codes.harness import independent_sum
 
 LENGTH = 6

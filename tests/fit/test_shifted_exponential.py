@@ -10,14 +10,13 @@ import pytest
 from scipy import optimize, stats
 
 from gradcode.errors import UserError
+from gradcode.fit.likelihood import log_likelihood, log_survival
 from gradcode.fit.shifted_exponential import (
     MIN_COMPLETE,
     FitError,
     Sample,
     compare_groups,
     fit_times,
-    log_likelihood,
-    log_survival,
 )
 
 # the compute and communication parts of the runs below

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gradcode.codes import available, build, scheme_class
-from gradcode.codes.heterogeneous import speed_placement
+from gradcode.codes.placements import speed_placement
 from gradcode.recommend import Limits, recommend
 from gradcode.recommend.candidates import WORKER_TIMES
 from gradcode.recommend.speeds import worker_times

@@ -21,7 +21,7 @@ import pytest
 
 from gradcode.attacks import registry as attack_registry
 from gradcode.codes import build
-from gradcode.codes.heterogeneous import cyclic_placement
+from gradcode.codes.placements import cyclic_placement
 from gradcode.runfile.config import load_config
 from gradcode.runfile.reference import serial_trajectory
 from gradcode.train.faults.caught import EXIT_DECODING_FAILED

@@ -46,7 +46,8 @@ from numpy.polynomial import chebyshev as cheb
 
 from gradcode.analysis.base import Analysis, Progress
 from gradcode.codes.berrut import BerrutCode
-from gradcode.codes.heterogeneous import HeterogeneousCode, UniversalPolynomialCode
+from gradcode.codes.heterogeneous import HeterogeneousCode
+from gradcode.codes.universal_polynomial import UniversalPolynomialCode
 
 SIZES = (10, 20, 30)
 FEATURES = 20

@@ -72,7 +72,7 @@ from gradcode.analysis.heterogeneous_comm_cost import EXACT_TOL, fsum_columns, r
 from gradcode.attacks import Attack
 from gradcode.codes import GradientCode, NotDecodableError, build
 from gradcode.codes.distortion import worst_distortion
-from gradcode.codes.heterogeneous import speed_placement
+from gradcode.codes.placements import speed_placement
 
 #: workers of every scheme (ByzShield's MOLS placement l = 5, r = 3 has K = 15 too)
 N = 15

@@ -6,7 +6,7 @@ Theorem 1 (eq. 5) says every scheme needs load
 attains it. This analysis puts, for every grid point and every layer of the tree:
 
 - ``r_cr``: eq. (5) in exact rational arithmetic, computed here from the formula (not by
-  ``gradcode.codes.coded_reduce.r_cr``, so the two are checked against each other);
+  ``gradcode.codes.coded_reduce_theory.r_cr``, so the two are checked against each other);
 - ``load_min``/``load_max``: the fraction of the data set our ``coded-reduce`` code really
   gives the layer's nodes (``len(partitions(node)) / k`` over every node of the layer);
 - ``subtree_paper``: the size of a layer-``l`` subtree's data, Appendix C eq. (12)-(13),
@@ -45,7 +45,8 @@ import numpy as np
 
 from gradcode.analysis.base import Analysis, Progress
 from gradcode.codes import build
-from gradcode.codes.coded_reduce import CodedReduce, tree_size
+from gradcode.codes.coded_reduce import CodedReduce
+from gradcode.codes.coded_reduce_theory import tree_size
 
 N_MAX_WORKERS = 160
 BRANCHING = range(2, 13)

@@ -54,7 +54,8 @@ from gradcode.analysis.heterogeneous_comm_cost import (
 from gradcode.attacks import available as available_attacks
 from gradcode.attacks import build as build_attack
 from gradcode.codes import NotDecodableError
-from gradcode.codes.heterogeneous import HeterogeneousCode, cyclic_placement, random_placement
+from gradcode.codes.heterogeneous import HeterogeneousCode
+from gradcode.codes.placements import cyclic_placement, random_placement
 
 #: chunk width of the test gradients (length m * WIDTH: no padding, so delta is a gradient)
 WIDTH = 8

@@ -41,7 +41,8 @@ import numpy as np
 
 from gradcode.analysis.base import Analysis, Progress
 from gradcode.codes import NotDecodableError, build
-from gradcode.codes.heterogeneous import HeterogeneousCode, cyclic_placement, random_placement
+from gradcode.codes.heterogeneous import HeterogeneousCode
+from gradcode.codes.placements import cyclic_placement, random_placement
 
 #: workers of the grid
 N = 12

@@ -37,8 +37,8 @@ import numpy as np
 from gradcode.analysis.base import Analysis, Progress
 from gradcode.analysis.heterogeneous_comm_cost import FIG2, K_RANDOM, N, placements, replication
 from gradcode.codes import NotDecodableError
-from gradcode.codes.heterogeneous import cyclic_placement
 from gradcode.codes.heterogeneous_poly import HeterogeneousPolyCode, theorem2_replication
+from gradcode.codes.placements import cyclic_placement
 
 #: ``N`` of the computed rows
 THEOREM_N = (12, 24, 48)

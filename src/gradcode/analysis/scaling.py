@@ -52,7 +52,7 @@ from fractions import Fraction
 from typing import Any
 
 from gradcode.analysis.base import Analysis, Progress
-from gradcode.codes.coded_reduce import r_cr, tree_size
+from gradcode.codes.coded_reduce_theory import r_cr, tree_size
 from gradcode.errors import UserError
 from gradcode.sim import load_spec, simulate
 from gradcode.sim.table import ResultRow

@@ -8,12 +8,12 @@ from gradcode.codes.base import (
     AggregationInputs,
     DecodeResult,
     GradientCode,
-    LinearCode,
     NotDecodableError,
     Pattern,
 )
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
+from gradcode.codes.linear import LinearCode
 from gradcode.codes.registry import available, build, register, scheme_class
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import MASTER, TreeCode

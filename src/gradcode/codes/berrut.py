@@ -72,12 +72,8 @@ from gradcode.codes.base import DecodeResult, MessageKey, NotDecodableError, che
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.combine import combine_chunks, message_vectors
 from gradcode.codes.completion import CompletionRule, order_statistic
-from gradcode.codes.heterogeneous import (
-    UniversalPolynomialCode,
-    cyclic_placement,
-    random_placement,
-    validate_placement,
-)
+from gradcode.codes.placements import cyclic_placement, random_placement, validate_placement
+from gradcode.codes.universal_polynomial import UniversalPolynomialCode
 
 
 def berrut_points(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:

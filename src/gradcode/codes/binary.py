@@ -67,7 +67,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.codes.base import DecodeResult, LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.base import DecodeResult, NotDecodableError, check_int, require
+from gradcode.codes.linear import LinearCode
 
 NAME = "binary"
 #: finest partition count ``BinaryCode.for_worker_times`` offers, in multiples of ``n``

@@ -64,7 +64,6 @@ import numpy as np
 from gradcode.codes.base import (
     AggregationInputs,
     DecodeResult,
-    LinearCode,
     MessageKey,
     NotDecodableError,
     check_int,
@@ -74,6 +73,7 @@ from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.distortion import Votes
 from gradcode.codes.liars import EveryLiarPatterns
+from gradcode.codes.linear import LinearCode
 from gradcode.codes.votes import Voting, by_unit
 
 

@@ -69,10 +69,9 @@ Interface mapping (a deliberate choice, since the flat interface has one master)
 - ``patterns`` chooses ``s`` straggling children for every parent (master included),
   independently: ``C(n, s) ** (N / n)`` patterns, enumerated exhaustively where feasible.
 
-Theorem 2 (run time under shifted-exponential computation and single-port links) is an
-asymptotic statement with ``o(n)`` and ``o(1)`` terms; ``theorem2_bounds`` returns its bounds with
-those terms set to zero, and also the exact expected per-group computation time
-``E[T_(n-s)] = (r_CR d / mu)(H_n - H_s) + a r_CR d`` the proof builds on.
+Theorems 1 and 2 (the load ``r_cr`` and the run-time bounds ``theorem2_bounds``) live in
+``gradcode.codes.coded_reduce_theory``, the per-parent code's rule in
+``gradcode.codes.coded_reduce_siblings``.
 
 Numerics. Measured with ``verify`` (gradient length 37, 40 random straggler patterns, seed 1)
 on every tree of ``parameter_grid(50)``, i.e. every ``(n, L, s)`` with ``N <= 50`` and both
@@ -91,7 +90,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -105,6 +103,8 @@ from gradcode.codes.base import (
     check_int,
     require,
 )
+from gradcode.codes.coded_reduce_siblings import SiblingRule
+from gradcode.codes.coded_reduce_theory import check_tree, r_cr, theorem2_bounds, tree_size
 from gradcode.codes.combine import linear_combination, message_vectors
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.registry import build
@@ -114,143 +114,6 @@ from gradcode.lru import LRUCache
 __all__ = ["MASTER", "CodedReduce", "r_cr", "theorem2_bounds", "tree_size"]
 
 INNER_CODES = ("auto", "frc", "crc")
-
-
-def tree_size(n: int, L: int) -> int:
-    """Number of workers ``N = n + n^2 + ... + n^L`` of an ``(n, L)``-regular tree."""
-    return sum(n**layer for layer in range(1, L + 1))
-
-
-def _check_tree(scheme: str, n: Any, L: Any, s: Any) -> tuple[int, int, int]:
-    n = check_int("n", scheme, n, minimum=1)
-    L = check_int("L", scheme, L, minimum=1)
-    s = check_int("s", scheme, s)
-    require(s < n, f"{scheme} needs s < n (got n={n}, s={s})")
-    return n, L, s
-
-
-def r_cr(n: int, L: int, s: int) -> Fraction:
-    """Theorem 1: the optimal load ``1 / (q + q^2 + ... + q^L)`` with ``q = n / (s + 1)``.
-
-    The fraction of the data set every worker of an ``(n, L)``-regular tree computes on when
-    every parent tolerates ``s`` straggling children; e.g. ``r_cr(3, 2, 1) == Fraction(4, 15)``.
-    """
-    n, L, s = _check_tree("r_cr", n, L, s)
-    q = Fraction(n, s + 1)
-    return 1 / sum(q**layer for layer in range(1, L + 1))
-
-
-@dataclass(frozen=True)
-class Theorem2Bounds:
-    """Expected run time of CodedReduce, Theorem 2 of paper 001 (seconds).
-
-    ``lower`` and ``upper`` are eq. (7) and (8) with their ``o(n)`` and ``o(1)`` terms set to
-    zero, so they hold only asymptotically (``n -> infinity`` with ``alpha = s / n`` fixed);
-    ``computation`` is the exact ``E[T_(n-s)] = (r d / mu)(H_n - H_s) + a r d`` of one group
-    of siblings, and ``upper_proof`` the bound of Appendix D before its last relaxation,
-    ``computation + L (n - s) tc`` (again without its ``o(1)``).
-    """
-
-    lower: float
-    upper: float
-    computation: float
-    upper_proof: float
-
-
-def _harmonic(count: int) -> float:
-    return math.fsum(1.0 / i for i in range(1, count + 1))
-
-
-def theorem2_bounds(
-    n: int, L: int, s: int, *, d: float, mu: float, a: float, tc: float
-) -> Theorem2Bounds:
-    """Theorem 2's bounds on ``E[T_CR]`` for an ``(n, L)``-regular tree.
-
-    Parameters follow eq. (6): a worker with ``d_i = r_CR d`` data points finishes after
-    ``a d_i`` plus an exponential time of rate ``mu / d_i``; ``d`` is the data set size, ``tc``
-    the time of one child-to-parent transfer. Needs ``s >= 1`` (the bounds contain
-    ``log(1 / alpha)``, ``alpha = s / n``).
-    """
-    n, L, s = _check_tree("theorem2_bounds", n, L, s)
-    require(s >= 1, f"theorem2_bounds needs s >= 1 for log(1/alpha) (got s={s})")
-    for name, value in (("d", d), ("mu", mu), ("a", a), ("tc", tc)):
-        require(
-            value >= 0 and math.isfinite(value),
-            f"theorem2_bounds needs finite {name} >= 0 (got {name}={value})",
-        )
-    require(mu > 0, f"theorem2_bounds needs mu > 0 (got mu={mu})")
-    load = float(r_cr(n, L, s)) * d
-    alpha = s / n
-    head = load / mu * math.log(1 / alpha) + a * load
-    computation = load / mu * (_harmonic(n) - _harmonic(s)) + a * load
-    return Theorem2Bounds(
-        lower=head + (n - s + L - 1) * tc,
-        upper=head + n * L * tc,
-        computation=computation,
-        upper_proof=computation + L * (n - s) * tc,
-    )
-
-
-class _SiblingRule:
-    """The per-parent code over ``n`` siblings, with vectorized combinatorial rules.
-
-    ``ok``, ``fix_cost`` and ``cheapest`` work on many sibling groups at once (rows of a
-    ``(P, n)`` array); ``coefficients`` returns the decoding vector for one responder set.
-    """
-
-    cache_size: ClassVar[int] = 4096
-
-    def __init__(self, inner: GradientCode) -> None:
-        self.inner = inner
-        self.n, self.s = inner.n, inner.s
-        self.b = inner.encoding_matrix()[:, :, 0]  # type: ignore[attr-defined]
-        self.parts = tuple(tuple(inner.partitions(j)) for j in range(self.n))
-        self.grouped = inner.name == "frc"
-        if self.grouped:
-            # children holding the same blocks form a group; one responder per group suffices
-            labels: dict[frozenset, int] = {}
-            group_of = np.array([labels.setdefault(frozenset(p), len(labels)) for p in self.parts])
-            self.order = np.argsort(group_of, kind="stable")
-            self.groups = len(labels)
-            if np.bincount(group_of).tolist() != [self.s + 1] * self.groups:
-                raise AssertionError(f"{inner!r}: groups are not of size s + 1")
-        self._cache: LRUCache[tuple[np.ndarray, np.ndarray, float]] = LRUCache(self.cache_size)
-
-    def _by_group(self, rows: np.ndarray) -> np.ndarray:
-        return rows[:, self.order].reshape(rows.shape[0], self.groups, self.s + 1)
-
-    def ok(self, present: np.ndarray) -> np.ndarray:
-        """``(P, n)`` bool -> ``(P,)``: whether each row's present children suffice."""
-        if self.grouped:
-            return self._by_group(present).any(axis=2).all(axis=1)
-        return present.sum(axis=1) >= self.n - self.s
-
-    def fix_cost(self, costs: np.ndarray) -> np.ndarray:
-        """``(P, n)`` costs of making each child usable -> ``(P,)`` cheapest total."""
-        if self.grouped:
-            return self._by_group(costs).min(axis=2).sum(axis=1)
-        return np.sort(costs, axis=1)[:, : self.n - self.s].sum(axis=1)
-
-    def cheapest(self, costs: np.ndarray) -> list[int]:
-        """Children (local indices) of one cheapest decodable set, given ``(n,)`` costs."""
-        if self.grouped:
-            members = self.order.reshape(self.groups, self.s + 1)
-            return [int(row[np.argmin(costs[row])]) for row in members]
-        return [int(j) for j in np.argsort(costs, kind="stable")[: self.n - self.s]]
-
-    def coefficients(self, local: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(used, a, condition)`` for sorted responding children ``local``.
-
-        Asks the per-parent code itself: decoding unit vectors returns its coefficients.
-        """
-        hit = self._cache.get(local)
-        if hit is not None:
-            return hit
-        unit = np.eye(len(local))
-        result = self.inner.decode_result({j: unit[row] for row, j in enumerate(local)}, len(local))
-        used = np.flatnonzero(result.gradient)
-        entry = (np.asarray(local)[used], result.gradient[used], result.condition)
-        return self._cache.put(local, entry)
 
 
 class CodedReduce(TreeCode):
@@ -277,7 +140,7 @@ class CodedReduce(TreeCode):
     cache_size: ClassVar[int] = 4096
 
     def __init__(self, n: int, L: int, s: int, inner: str = "auto", seed: int = 0) -> None:
-        branching, depth, s = _check_tree(self.name, n, L, s)
+        branching, depth, s = check_tree(self.name, n, L, s)
         require(
             inner in INNER_CODES,
             f"{self.name} needs inner in {INNER_CODES} (got inner={inner!r})",
@@ -294,7 +157,7 @@ class CodedReduce(TreeCode):
         self.a, self.m = 0, 1
         self.r = r_cr(branching, depth, s)
         extra = {"seed": self.seed} if inner == "crc" else {}
-        self._rule = _SiblingRule(build(inner, n=branching, s=s, **extra))
+        self._rule = SiblingRule(build(inner, n=branching, s=s, **extra))
         # first node of every layer, index 1..L (index L + 1 is the end of the tree)
         self._offsets = [0, *itertools.accumulate(branching**l for l in range(1, depth + 1))]
         self._offsets.insert(0, -1)

@@ -43,8 +43,9 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.base import NotDecodableError, check_int, require
 from gradcode.codes.completion import CompletionRule, order_statistic
+from gradcode.codes.linear import LinearCode
 
 
 class CyclicRepetition(LinearCode):

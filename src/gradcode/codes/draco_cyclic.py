@@ -65,18 +65,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import (
-    DecodeResult,
-    LinearCode,
-    MessageKey,
-    NotDecodableError,
-    check_int,
-    require,
-)
+from gradcode.codes.base import DecodeResult, MessageKey, NotDecodableError, check_int, require
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.combine import linear_combination, message_vectors
 from gradcode.codes.completion import CompletionRule, order_statistic
 from gradcode.codes.liars import EveryLiarPatterns, beyond_a_nonfinite, nonfinite
+from gradcode.codes.linear import LinearCode
 
 
 def trig_basis(angles: np.ndarray, degree: int) -> np.ndarray:

@@ -41,17 +41,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import (
-    DecodeResult,
-    LinearCode,
-    MessageKey,
-    NotDecodableError,
-    check_int,
-    require,
-)
+from gradcode.codes.base import DecodeResult, MessageKey, NotDecodableError, check_int, require
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
 from gradcode.codes.liars import EveryLiarPatterns
+from gradcode.codes.linear import LinearCode
 from gradcode.codes.votes import Voting, by_unit
 
 

@@ -66,16 +66,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gradcode.codes.base import (
-    LinearCode,
-    MessageKey,
-    NotDecodableError,
-    Pattern,
-    check_int,
-    require,
-)
+from gradcode.codes.base import MessageKey, NotDecodableError, Pattern, check_int, require
 from gradcode.codes.gc_mmc_cluster import cluster_code, cluster_threshold
 from gradcode.codes.gc_mmc_params import FULL_GRID_CLUSTER, cluster_family, fig1_params
+from gradcode.codes.linear import LinearCode
 
 DESIGNS = ("correlated", "uncorrelated", "hybrid")
 

@@ -22,7 +22,7 @@ Decoding. Any ``D + 1 + 2a`` responders determine ``h(f(x))`` with up to ``a`` o
 (eq. 23). Without adversaries the master interpolates entrywise through all responders and
 evaluates at ``beta`` (barycentric weights, cached per responder set: one linear combination of
 the messages). With ``a > 0`` it first runs the real Reed-Solomon decoder of ``heterogeneous``
-(syndromes, projection, Berlekamp-Welch; ``gradcode.codes.heterogeneous.correct_errors``) on
+(syndromes, projection, Berlekamp-Welch; ``gradcode.codes.reed_solomon.correct_errors``) on
 the flattened matrices as degree-``D`` words, sets the liars aside and names the ones whose
 message is off the polynomial (``decode_result(...).adversaries``). As there, ``a + 1``
 colluding liars can move the word onto another polynomial of degree ``D`` (Theorem 1's
@@ -93,20 +93,17 @@ import numpy as np
 from gradcode.codes.base import DecodeResult, GradientCode, MessageKey, check_int, require
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.combine import linear_combination, message_vectors
-from gradcode.codes.heterogeneous import (
-    HeterogeneousCode,
+from gradcode.codes.heterogeneous import HeterogeneousCode
+from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
+from gradcode.codes.placements import Placed, cyclic_placement, random_placement, validate_placement
+from gradcode.codes.reed_solomon import correct_errors, parity_checks
+from gradcode.codes.universal_polynomial import (
     InterpolationThreshold,
     assign_nodes,
     barycentric_matrix,
-    correct_errors,
-    cyclic_placement,
     exact_points,
-    parity_checks,
-    random_placement,
     universal_coefficients,
-    validate_placement,
 )
-from gradcode.codes.liars import beyond_a_nonfinite, nonfinite
 from gradcode.errors import ParameterError
 from gradcode.lru import LRUCache
 
@@ -161,7 +158,7 @@ def square_side(scheme: str, length: int) -> int:
     return side
 
 
-class HeterogeneousPolyCode(InterpolationThreshold, GradientCode):
+class HeterogeneousPolyCode(InterpolationThreshold, Placed, GradientCode):
     """Paper 004, Sec. IV: ``h(sum_k G_k)`` for ``d x d`` partial gradient matrices.
 
     Parameters: ``placement`` (list of partition lists, one per worker), ``h`` (coefficients
@@ -251,13 +248,6 @@ class HeterogeneousPolyCode(InterpolationThreshold, GradientCode):
             "s": self.s,
             "a": self.a,
         }
-
-    def partitions(self, worker: int) -> tuple[int, ...]:
-        return self._placement[worker]
-
-    def placement(self) -> list[list[int]]:
-        """The placement, one list of partitions per worker."""
-        return [list(parts) for parts in self._placement]
 
     def evaluation_points(self) -> tuple[np.ndarray, np.ndarray]:
         """``(alpha, beta)``: the workers' points ``(N,)`` and ``beta`` ``(1,)``."""

@@ -18,7 +18,6 @@ import numpy as np
 
 from gradcode.codes.base import (
     AggregationInputs,
-    LinearCode,
     MessageKey,
     NotDecodableError,
     check_int,
@@ -26,6 +25,7 @@ from gradcode.codes.base import (
 )
 from gradcode.codes.capabilities import Capabilities
 from gradcode.codes.completion import CompletionRule
+from gradcode.codes.linear import LinearCode
 from gradcode.lru import LRUCache
 
 

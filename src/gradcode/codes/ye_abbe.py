@@ -91,8 +91,9 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.codes.base import LinearCode, NotDecodableError, check_int, require
+from gradcode.codes.base import NotDecodableError, check_int, require
 from gradcode.codes.completion import CompletionRule, order_statistic
+from gradcode.codes.linear import LinearCode
 
 POINT_SETS = ("paper", "chebyshev")
 #: measured like ``YeAbbe.numerically_sound_up_to``, for ``points="chebyshev"``

@@ -41,7 +41,8 @@ from gradcode.runlogs.timings import (
     message_index,
     predicted_links_time,
 )
-from gradcode.timing.links import PAYLOAD_FRACTION, message_time
+from gradcode.timing.fair_share import message_time
+from gradcode.timing.links import PAYLOAD_FRACTION
 
 
 def probe_rows(links: Mapping[str, Any]) -> list[dict[str, Any]]:

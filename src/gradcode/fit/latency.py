@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.fit.links import LinkRate, result_link, shift_bound
-from gradcode.fit.shifted_exponential import FitError
+from gradcode.fit.sample import FitError
 
 #: a candidate latency whose likelihood is within this fraction of the best is among the best
 _TIE = 1e-12

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from gradcode.fit.shifted_exponential import MIN_COMPLETE, FitError, Sample, fit_times
+from gradcode.fit.sample import FitError, Sample
+from gradcode.fit.shifted_exponential import MIN_COMPLETE, fit_times
 from gradcode.rate import Rate
 
 

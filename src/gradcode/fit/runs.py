@@ -64,19 +64,14 @@ import numpy as np
 
 from gradcode.codes import build
 from gradcode.errors import UserError
+from gradcode.fit.fitted import ComponentFit, TimesFit
 from gradcode.fit.latency import LinksFit, fit_links, fit_links_at
 from gradcode.fit.links import LinkRate, master_link
-from gradcode.fit.observations import RunObservations, pooled, read_runs
+from gradcode.fit.observations import pooled, read_runs
 from gradcode.fit.replay import TreeIterations, tree_ks
-from gradcode.fit.shifted_exponential import (
-    COMPONENTS,
-    ComponentFit,
-    FitError,
-    Sample,
-    TimesFit,
-    compare_groups,
-    fit_times,
-)
+from gradcode.fit.run_observations import RunObservations
+from gradcode.fit.sample import FitError, Sample
+from gradcode.fit.shifted_exponential import COMPONENTS, compare_groups, fit_times
 from gradcode.message_header import H
 from gradcode.rate import Rate
 from gradcode.sim.stats import Moments

@@ -102,19 +102,25 @@ Homogeneity
 -----------
 ``compare_groups`` tests "one set of parameters for all groups" (workers) by a likelihood
 ratio, see its docstring.
+
+Where the parts live: the observations in ``gradcode.fit.sample``, the survival and the
+likelihood in ``gradcode.fit.likelihood``, the fits' results in ``gradcode.fit.fitted``; this
+module estimates, tests and compares.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
-from gradcode.errors import UserError
+from gradcode.fit.fitted import ComponentFit, TimesFit, finite_or_none
+from gradcode.fit.likelihood import Problem, censoring_slack, rate_scales
+from gradcode.fit.sample import FitError, Sample
 
 #: the fewest complete samples a component is fitted from
 MIN_COMPLETE = 10
@@ -122,523 +128,6 @@ MIN_COMPLETE = 10
 KS_MARGIN = 0.01
 #: component names, in the order of the rate vectors below
 COMPONENTS = ("compute", "communication")
-
-
-class FitError(UserError):
-    """Observations a timing model cannot be fitted to; one line naming the field or
-    component."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Observations
-
-
-@dataclass(frozen=True, eq=False)
-class Sample:
-    """Observations of one run or a pool of runs, all arrays of shape ``(J,)``.
-
-    ``subsets`` p_j > 0; ``fraction`` q_j >= 0 (message size in full-length vectors);
-    ``threshold`` c_j >= 0, ``inf`` allowed where observed; ``observed`` complete (bool);
-    ``compute`` x1_j, finite >= 0 where observed (set to nan elsewhere); ``comm`` x2_j likewise,
-    or ``None`` for a sample without a communication part. ``iteration`` (integers, optional)
-    labels observations censored together by a count rule (the iteration used its fastest
-    ones): the KS bootstrap then replays that rule, keeping as many per label as were observed,
-    instead of the fixed thresholds (see the module docstring). Validated on construction (a
-    ``FitError`` naming the field); the arrays are read-only copies.
-    """
-
-    subsets: np.ndarray
-    fraction: np.ndarray
-    threshold: np.ndarray
-    observed: np.ndarray
-    compute: np.ndarray
-    comm: np.ndarray | None = None
-    iteration: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        subsets = _numbers("subsets", self.subsets, None)
-        size = subsets.shape
-        if subsets.size == 0:
-            raise FitError("subsets: needs at least one observation")
-        observed = np.asarray(self.observed)
-        if observed.dtype != bool:
-            raise FitError(f"observed: must be booleans (got dtype {observed.dtype})")
-        _shape("observed", observed, size)
-        fraction = _numbers("fraction", self.fraction, size)
-        threshold = _numbers("threshold", self.threshold, size)
-        _require("subsets", subsets, np.isfinite(subsets) & (subsets > 0), "a finite number > 0")
-        _require("fraction", fraction, np.isfinite(fraction) & (fraction >= 0), "finite, >= 0")
-        _require("threshold", threshold, threshold >= 0, ">= 0 (inf allowed)")
-        _require(
-            "threshold",
-            threshold,
-            observed | np.isfinite(threshold),
-            "finite for a censored observation",
-        )
-        values = {"compute": self.compute, "comm": self.comm}
-        for name, value in values.items():
-            if value is None:
-                continue
-            array = _numbers(name, value, size).copy()
-            _require(name, array, ~observed | (np.isfinite(array) & (array >= 0)), "finite, >= 0")
-            array[~observed] = np.nan
-            values[name] = array
-        iteration = None
-        if self.iteration is not None:
-            iteration = np.asarray(self.iteration)
-            if not np.issubdtype(iteration.dtype, np.integer):
-                raise FitError(f"iteration: must be integers (got dtype {iteration.dtype})")
-            _shape("iteration", iteration, size)
-        arrays = {
-            "subsets": subsets,
-            "fraction": fraction,
-            "threshold": threshold,
-            "observed": observed,
-            **values,
-            "iteration": iteration,
-        }
-        for name, array in arrays.items():
-            if array is not None:
-                array = np.array(array)
-                array.flags.writeable = False
-                object.__setattr__(self, name, array)
-
-    @classmethod
-    def make(
-        cls,
-        compute: Any,
-        *,
-        subsets: Any = 1.0,
-        fraction: Any = None,
-        threshold: Any = math.inf,
-        observed: Any = True,
-        comm: Any = None,
-        iteration: Any = None,
-    ) -> Sample:
-        """A sample with scalars broadcast to ``compute``'s shape ``(J,)``: by default every
-        observation is complete, of one subset, with an unknown threshold; ``fraction`` is
-        required with ``comm`` (0 without)."""
-        compute = np.asarray(compute, dtype=float)
-        size = compute.shape
-        if fraction is None:
-            if comm is not None:
-                raise FitError("fraction: needed with comm (the message size per observation)")
-            fraction = 0.0
-
-        def broadcast(name: str, value: Any, dtype: type) -> np.ndarray:
-            array = np.asarray(value, dtype=dtype)
-            if array.ndim == 0:
-                return np.full(size, array, dtype=dtype)
-            return array
-
-        return cls(
-            subsets=broadcast("subsets", subsets, float),
-            fraction=broadcast("fraction", fraction, float),
-            threshold=broadcast("threshold", threshold, float),
-            observed=broadcast("observed", observed, bool),
-            compute=compute,
-            comm=None if comm is None else np.asarray(comm, dtype=float),
-            iteration=None if iteration is None else np.asarray(iteration),
-        )
-
-    @classmethod
-    def pool(cls, samples: Sequence[Sample]) -> Sample:
-        """The observations of ``samples`` in one sample (all with comm, or all without).
-        ``iteration`` labels are kept as they are (one label, one iteration across the
-        samples) if every sample has them."""
-        if not samples:
-            raise FitError("samples: nothing to pool")
-        with_comm = {sample.comm is not None for sample in samples}
-        if len(with_comm) > 1:
-            raise FitError("comm: some samples have a communication part and some do not")
-
-        def joined(name: str) -> np.ndarray:
-            return np.concatenate([getattr(sample, name) for sample in samples])
-
-        return cls(
-            subsets=joined("subsets"),
-            fraction=joined("fraction"),
-            threshold=joined("threshold"),
-            observed=joined("observed"),
-            compute=joined("compute"),
-            comm=joined("comm") if samples[0].comm is not None else None,
-            iteration=(
-                joined("iteration") if all(s.iteration is not None for s in samples) else None
-            ),
-        )
-
-    @property
-    def size(self) -> int:
-        """The number of observations J."""
-        return int(self.subsets.size)
-
-    @property
-    def censored(self) -> int:
-        """The number of censored observations."""
-        return int(self.size - np.count_nonzero(self.observed))
-
-    def complete(self) -> list[np.ndarray]:
-        """Each component's complete values, sorted: ``[x1]`` or ``[x1, x2]``, shape
-        ``(r,)``."""
-        arrays = [self.compute] if self.comm is None else [self.compute, self.comm]
-        return [np.sort(array[self.observed]) for array in arrays]
-
-
-def _numbers(name: str, value: Any, shape: tuple[int, ...] | None) -> np.ndarray:
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise FitError(f"{name}: must be numbers") from None
-    if array.ndim != 1:
-        raise FitError(f"{name}: must be one-dimensional (got shape {array.shape})")
-    if shape is not None:
-        _shape(name, array, shape)
-    return array
-
-
-def _shape(name: str, array: np.ndarray, shape: tuple[int, ...]) -> None:
-    if array.shape != shape:
-        raise FitError(f"{name}: must have shape {shape} like subsets (got {array.shape})")
-
-
-def _require(name: str, array: np.ndarray, ok: np.ndarray, what: str) -> None:
-    bad = np.flatnonzero(~ok)
-    if bad.size:
-        first = int(bad[0])
-        raise FitError(
-            f"{name}: must be {what} (observation {first} is {array[first]!r}; {bad.size} bad)"
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# The survival and the likelihood
-
-
-def log_survival(y: Any, a: Any, b: Any) -> np.ndarray:
-    """``log P(A + B > y)`` for independent ``A ~ Exp(a)``, ``B ~ Exp(b)``, elementwise.
-
-    ``y``, ``a > 0`` and ``b > 0`` broadcast to one shape; ``b = inf`` means ``B = 0`` (a
-    message of size ``q = 0``); ``y <= 0`` gives 0. Symmetric in ``a`` and ``b``; exact as
-    ``a -> b`` (``log((1 + a y) e^{-a y})`` at ``a == b``).
-    """
-    y, a, b = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (y, a, b)))
-    out = np.zeros(y.shape)
-    positive = y > 0
-    out[positive] = _log_survival_positive(y[positive], a[positive], b[positive])
-    return out
-
-
-def _log_survival_positive(y: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # With lo <= hi and d = hi - lo: S = e^{-lo y} (1 + lo (1 - e^{-d y}) / d). The
-    # (1 - e^{-d y}) / d factor is computed by expm1, which keeps its relative precision as
-    # d -> 0 (the difference hi - lo is inexact there, but the factor hardly depends on it);
-    # hi = inf makes it 0 (S = e^{-a y}).
-    lo = np.minimum(a, b)
-    d = np.maximum(a, b) - lo
-    z = d * y
-    with np.errstate(invalid="ignore", divide="ignore"):
-        factor = np.where(z > 1e-8, -np.expm1(-z) / d, y * (1.0 - 0.5 * z))
-        out = -lo * y + np.log1p(lo * factor)
-    return np.where(np.isinf(y), -np.inf, out)
-
-
-@dataclass(frozen=True)
-class _Problem:
-    """The log-likelihood as a function of the rates, the shifts fixed.
-
-    ``count``, ``excess``: shape ``(K,)``, per component the number of complete samples and
-    ``sum (x - shift)`` over them (K = 1 without comm, 2 with). ``inv_p``, ``inv_q`` (``inf``
-    where ``q = 0``) and ``slack`` ``y = c - p t1 - q t2``: shape ``(k,)``, the censored
-    observations with positive slack (the others have ``S = 1``, whatever the rates).
-    """
-
-    count: np.ndarray
-    excess: np.ndarray
-    inv_p: np.ndarray
-    inv_q: np.ndarray
-    slack: np.ndarray
-
-    @classmethod
-    def build(cls, sample: Sample, shifts: np.ndarray) -> _Problem:
-        observed = sample.observed
-        values = [sample.compute] if sample.comm is None else [sample.compute, sample.comm]
-        count = np.array([np.count_nonzero(observed)] * len(values), dtype=float)
-        excess = np.array([np.sum(v[observed] - s) for v, s in zip(values, shifts, strict=True)])
-        slack = _slack(sample, shifts)
-        keep = ~observed & (slack > 0)
-        return cls(count, excess, *_scales(sample, keep), slack[keep])
-
-    @classmethod
-    def join(cls, problems: Sequence[_Problem]) -> _Problem:
-        """The sum of the problems' log-likelihoods (shared rates, own shifts)."""
-        return cls(
-            np.sum([p.count for p in problems], axis=0),
-            np.sum([p.excess for p in problems], axis=0),
-            *(np.concatenate([getattr(p, n) for p in problems]) for n in _CENSORED_FIELDS),
-        )
-
-    @property
-    def coupled(self) -> bool:
-        """Whether a censored observation ties the two rates together (``q > 0``)."""
-        return self.count.size == 2 and bool(np.isfinite(self.inv_q).any())
-
-    def loglik(self, rates: np.ndarray, drop: int = 0) -> float:
-        """The log-likelihood at ``rates`` (shape ``(K,)``); ``drop = 1`` leaves out one
-        ``log rate`` per component (the profiled likelihood of the module docstring)."""
-        value = float(np.sum((self.count - drop) * np.log(rates) - rates * self.excess))
-        if self.slack.size:
-            a = rates[0] * self.inv_p
-            if self.count.size == 1:
-                value -= float(np.dot(a, self.slack))
-            else:
-                b = rates[1] * self.inv_q
-                value += float(np.sum(_log_survival_positive(self.slack, a, b)))
-        return value
-
-    def maximise(self, drop: int = 0) -> tuple[np.ndarray, float]:
-        """The maximising rates, shape ``(K,)``, and the maximum."""
-        counts = self.count - drop
-        if not self.coupled:
-            # q = 0 censored terms are -lambda1 y / p: exposure of the compute rate only
-            exposure = self.excess.copy()
-            exposure[0] += float(np.dot(self.slack, self.inv_p))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rates = counts / exposure
-            return rates, self.loglik(rates, drop)
-        scale = float(self.count.sum() + self.slack.size)
-
-        def negative(u: np.ndarray) -> float:
-            value = self.loglik(np.exp(u), drop)
-            return -value / scale if math.isfinite(value) else math.inf
-
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            start = np.log(counts / self.excess)
-            result = optimize.minimize(
-                negative, start, method="BFGS", options={"gtol": 1e-9, "xrtol": 1e-12}
-            )
-        rates = np.exp(result.x)
-        return rates, self.loglik(rates, drop)
-
-    def profile_interval(self, component: int, critical: float) -> tuple[float, float]:
-        """The rate interval of ``component``: where twice the drop of the profiled likelihood
-        (``drop = 1``, the other rate maximised) stays below ``critical``."""
-        rates, top = self.maximise(drop=1)
-        centre = np.log(rates)
-        other = 1 - component
-        warm = [float(centre[other])] if self.count.size == 2 else []
-
-        def profile(v: float) -> float:
-            u = centre.copy()
-            u[component] = v
-            if self.coupled:
-
-                def negative(w: float) -> float:
-                    u[other] = w
-                    return -self.loglik(np.exp(u), drop=1)
-
-                result = optimize.minimize_scalar(
-                    negative, bracket=(warm[0] - 0.05, warm[0] + 0.05), tol=1e-10
-                )
-                warm[0] = float(result.x)
-                return -float(result.fun)
-            # decoupled: the other rate's maximiser does not depend on v
-            return self.loglik(np.exp(u), drop=1)
-
-        def excess(v: float) -> float:
-            return 2.0 * (top - profile(v)) - critical
-
-        step = 2.0 / math.sqrt(max(self.count[component] - 1, 1.0))
-        ends = []
-        for sign in (-1.0, 1.0):
-            if warm:
-                warm[0] = float(centre[other])
-            distance = step
-            while excess(centre[component] + sign * distance) <= 0:
-                distance *= 2
-                if distance > 50:
-                    ends.append(sign * math.inf)
-                    break
-            else:
-                far = centre[component] + sign * distance
-                ends.append(optimize.brentq(excess, centre[component], far, xtol=1e-12))
-        with np.errstate(over="ignore"):
-            return float(np.exp(ends[0])), float(np.exp(ends[1]))
-
-
-_CENSORED_FIELDS = ("inv_p", "inv_q", "slack")
-
-
-def _slack(sample: Sample, shifts: np.ndarray) -> np.ndarray:
-    """``y_j = c_j - p_j t1 - q_j t2``, shape ``(J,)`` (``inf`` for unknown thresholds)."""
-    used = sample.subsets * shifts[0]
-    if sample.comm is not None:
-        used = used + sample.fraction * shifts[1]
-    return sample.threshold - used
-
-
-def _scales(sample: Sample, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    inv_p = 1.0 / sample.subsets[keep]
-    if sample.comm is None:
-        return inv_p, np.empty(0)
-    fraction = sample.fraction[keep]
-    with np.errstate(divide="ignore"):
-        return inv_p, np.where(fraction > 0, 1.0 / fraction, math.inf)
-
-
-def log_likelihood(
-    sample: Sample, compute: tuple[float, float], comm: tuple[float, float] | None = None
-) -> float:
-    """The model's log-likelihood of ``sample`` at ``compute = (t1, lambda1)`` and, for a
-    sample with a communication part, ``comm = (t2, lambda2)``; ``-inf`` if a complete value
-    lies below its shift."""
-    if (comm is None) != (sample.comm is None):
-        raise FitError("comm: give its (shift, rate) exactly when the sample has a comm part")
-    parameters = [compute] if comm is None else [compute, comm]
-    shifts = np.array([float(p[0]) for p in parameters])
-    rates = np.array([float(p[1]) for p in parameters])
-    if any(v[0] < s for v, s in zip(sample.complete(), shifts, strict=True) if v.size):
-        return -math.inf
-    return _Problem.build(sample, shifts).loglik(rates)
-
-
-# ---------------------------------------------------------------------------------------------
-# Results
-
-
-@dataclass(frozen=True)
-class ComponentFit:
-    """One component's fit, ``X = shift + Exp(rate)`` (see the module docstring).
-
-    ``shift_interval`` is one-sided (its upper end is ``shift``); ``complete`` counts the
-    complete samples, ``effective`` is ``n_eff``, ``shift_bias`` the estimated bias of the
-    minimum; ``ks`` is the KS distance of ``pit`` to the uniform law and ``ks_pvalue`` its
-    bootstrap p-value (``nan`` without bootstrap or with fewer than two tested samples).
-    ``values`` are the sorted complete samples, shape ``(complete,)``; ``pit`` the sorted
-    ``G_j(x_j)`` of those the KS distance uses (module docstring), uniform under the model.
-    """
-
-    name: str
-    shift: float
-    rate: float
-    shift_interval: tuple[float, float]
-    rate_interval: tuple[float, float]
-    complete: int
-    ks: float
-    ks_pvalue: float
-    effective: float
-    shift_bias: float
-    values: np.ndarray = field(repr=False, compare=False)
-    pit: np.ndarray = field(repr=False, compare=False)
-
-    @property
-    def mean(self) -> float:
-        """The model's mean ``shift + 1 / rate``."""
-        return self.shift + 1.0 / self.rate
-
-    @property
-    def unbiased_shift(self) -> float:
-        """The shift corrected for the minimum's bias (the UMVUE without censoring)."""
-        return self.shift - self.shift_bias
-
-    def cdf(self, x: Any) -> np.ndarray:
-        """The fitted CDF at ``x`` (any shape)."""
-        x = np.asarray(x, dtype=float)
-        return -np.expm1(-self.rate * np.maximum(x - self.shift, 0.0))
-
-    def qq(self, *, given_complete: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """``(model_quantiles, sample_quantiles)``, shape ``(r,)`` each: the fitted quantiles
-        at ``(i - 0.5) / r`` against the sorted complete samples (``r = complete``) or, with
-        ``given_complete``, against their uncensored equivalents ``F^-1(G_j(x_j))`` (``r`` the
-        size of ``pit``)."""
-        r = self.pit.size if given_complete else self.values.size
-        probability = (np.arange(r) + 0.5) / r
-        model = self.shift - np.log1p(-probability) / self.rate
-        if not given_complete:
-            return model, self.values.copy()
-        with np.errstate(divide="ignore"):
-            return model, self.shift - np.log1p(-self.pit) / self.rate
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-able (nan as ``None``)."""
-        return _finite(
-            {
-                "shift": self.shift,
-                "rate": self.rate,
-                "mean": self.mean,
-                "shift_interval": list(self.shift_interval),
-                "rate_interval": list(self.rate_interval),
-                "unbiased_shift": self.unbiased_shift,
-                "complete": self.complete,
-                "effective": self.effective,
-                "ks": self.ks,
-                "ks_pvalue": self.ks_pvalue,
-            }
-        )
-
-
-@dataclass(frozen=True)
-class TimesFit:
-    """The fit of ``compute`` (``X1``) and, if observed, ``comm`` (``X2``).
-
-    ``loglik`` is the maximised log-likelihood; ``observations`` J, of which ``censored``;
-    ``bootstrap`` the replicates behind the KS p-values.
-    """
-
-    compute: ComponentFit
-    comm: ComponentFit | None
-    loglik: float
-    observations: int
-    censored: int
-    confidence: float
-    bootstrap: int
-
-    @property
-    def components(self) -> list[ComponentFit]:
-        return [self.compute] if self.comm is None else [self.compute, self.comm]
-
-    def component(self, name: str) -> ComponentFit:
-        """``compute`` or ``communication`` (``comm``)."""
-        if name == "compute":
-            return self.compute
-        if name in ("communication", "comm") and self.comm is not None:
-            return self.comm
-        known = ", ".join(c.name for c in self.components)
-        raise FitError(f"component: no {name!r} in this fit (available: {known})")
-
-    def qq(self, component: str, *, given_complete: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """``(model_quantiles, sample_quantiles)`` of a component (``ComponentFit.qq``)."""
-        return self.component(component).qq(given_complete=given_complete)
-
-    def rejected(self, level: float = 0.01) -> list[str]:
-        """The components whose KS bootstrap p-value is below ``level``."""
-        return [c.name for c in self.components if c.ks_pvalue < level]
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-able (nan as ``None``), for a YAML or JSON file."""
-        return _finite(
-            {
-                "model": "shifted-exponential",
-                "observations": self.observations,
-                "censored": self.censored,
-                "loglik": self.loglik,
-                "confidence": self.confidence,
-                "bootstrap": self.bootstrap,
-                "compute": self.compute.as_dict(),
-                "communication": None if self.comm is None else self.comm.as_dict(),
-            }
-        )
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    if isinstance(value, float | np.floating):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -667,7 +156,7 @@ def fit_times(
     rng = np.random.default_rng(0 if rng is None else rng)
     values = _checked(sample)
     shifts = np.array([v[0] for v in values])
-    problem = _Problem.build(sample, shifts)
+    problem = Problem.build(sample, shifts)
     rates, loglik = problem.maximise()
     adjusted, _ = problem.maximise(drop=1)
     for name, rate, other in zip(COMPONENTS, rates, adjusted, strict=False):
@@ -748,7 +237,7 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 def _effective(sample: Sample, shifts: np.ndarray, rates: np.ndarray) -> np.ndarray:
     """``n_eff`` per component, shape ``(K,)``: the expected number of observations that
     would be complete if that component's draw sat at its shift."""
-    slack = _slack(sample, shifts)
+    slack = censoring_slack(sample, shifts)
     positive = slack > 0
     if sample.comm is None:
         chance = [positive.astype(float)]
@@ -872,10 +361,10 @@ def _bootstrap_ks(
         else:
             for b in np.flatnonzero(complete >= 2):
                 keep = censored[b]
-                problem = _Problem(
+                problem = Problem(
                     np.array([complete[b], complete[b]], dtype=float),
                     excess[:, b],
-                    *_scales(sample, keep),
+                    *rate_scales(sample, keep),
                     slack[b, keep],
                 )
                 fitted[:, b] = problem.maximise()[0]
@@ -944,7 +433,7 @@ class Homogeneity:
         return self.pvalue < level
 
     def as_dict(self) -> dict[str, Any]:
-        return _finite(dict(vars(self)))
+        return finite_or_none(dict(vars(self)))
 
 
 def compare_groups(samples: Sequence[Sample]) -> Homogeneity:
@@ -977,12 +466,12 @@ def compare_groups(samples: Sequence[Sample]) -> Homogeneity:
             values = _checked(sample)
         except FitError as error:
             raise FitError(f"group {index}: {error}") from None
-        problem = _Problem.build(sample, np.array([v[0] for v in values]))
+        problem = Problem.build(sample, np.array([v[0] for v in values]))
         problems.append(problem)
         separate += problem.maximise()[1]
-    common_rates = _Problem.join(problems).maximise()[1]
+    common_rates = Problem.join(problems).maximise()[1]
     shifts = np.array([v[0] for v in _checked(pooled)])
-    common = _Problem.build(pooled, shifts).maximise()[1]
+    common = Problem.build(pooled, shifts).maximise()[1]
     if not all(math.isfinite(v) for v in (separate, common_rates, common)):
         raise FitError("samples: a log-likelihood of the group comparison is not finite")
     components, extra = shifts.size, len(samples) - 1

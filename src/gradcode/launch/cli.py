@@ -108,7 +108,7 @@ def _network_line(plan, features: int) -> str:
     from gradcode.livecluster.links import stated_links_mismatch
     from gradcode.message_header import H
     from gradcode.rate import Rate
-    from gradcode.timing.links import message_time
+    from gradcode.timing.fair_share import message_time
 
     nbytes = 8 * (plan.code.message_length(features) + H)
     alone = message_time(nbytes, links.rate, links.master_rate, links.latency)

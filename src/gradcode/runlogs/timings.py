@@ -41,14 +41,8 @@ from gradcode.message_header import H
 from gradcode.runfile.bandwidth import SinglePort
 from gradcode.runfile.config import BandwidthConfig, LinksConfig
 from gradcode.runfile.stragglers import Delays
-from gradcode.timing.links import (
-    PAYLOAD_FRACTION,
-    FlatRun,
-    LinksModel,
-    Pulls,
-    RingRun,
-    TreeRun,
-)
+from gradcode.timing.collection import Pulls
+from gradcode.timing.links import PAYLOAD_FRACTION, FlatRun, LinksModel, RingRun, TreeRun
 from gradcode.topology import TopologyVisitor, topology_of
 
 

@@ -72,18 +72,24 @@ makes 10,000 workers simulable; ``collect`` takes it whenever it applies.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from gradcode.codes.base import GradientCode
-from gradcode.codes.completion import CompletionRule, decodable_prefix
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import MASTER, TreeCode
 from gradcode.rate import Rate
+
+# the ``as`` imports: where benchmarks, notebooks and measurement pages import them from
+from gradcode.timing.collection import GreedyPulls as GreedyPulls
+from gradcode.timing.collection import Pulls, collect
 from gradcode.timing.distributions import PerWorker, ShiftedExponential
+from gradcode.timing.fair_share import equal_flows_finish as equal_flows_finish
+from gradcode.timing.fair_share import fair_finish, message_time
+from gradcode.timing.fair_share import fair_shares as fair_shares
 from gradcode.timing.model import (
     Draws,
     Outcome,
@@ -122,262 +128,6 @@ PAYLOAD_FRACTION = 1448 / 1514
 DISTRIBUTIONS = ("isend", "scatter")
 #: the ways a flat code's results reach the master (``runtime.collection``, resolved)
 COLLECTIONS = ("push", "pull")
-
-
-def message_time(nbytes: float, rate: float, master_rate: float, latency: float = 0.0) -> float:
-    """Seconds one message of ``nbytes`` takes between a node and the master on idle links."""
-    return latency + nbytes / min(rate, master_rate)
-
-
-def fair_shares(caps: np.ndarray, capacity: float) -> np.ndarray:
-    """Max-min fair rates of flows capped at ``caps`` through one link of ``capacity``."""
-    rates = np.empty(len(caps))
-    left, remaining = capacity, len(caps)
-    for index in np.argsort(caps, kind="stable"):
-        share = left / remaining
-        rates[index] = min(caps[index], share)
-        left -= rates[index]
-        remaining -= 1
-    return rates
-
-
-def fair_finish(
-    ready: Sequence[float],
-    sizes: Sequence[float],
-    caps: Sequence[float],
-    capacity: float,
-    after: Sequence[int] | None = None,
-) -> np.ndarray:
-    """When each flow's last byte is through one receiving link (fair sharing, see the module
-    docstring): flow ``j`` becomes ready at ``ready[j]`` (``inf``: never), has ``sizes[j]``
-    bytes and is capped at ``caps[j]`` bytes per second; ``after[j]`` (or -1) is a flow that
-    must finish before ``j`` starts (the sender's previous message)."""
-    count = len(ready)
-    ready_ = np.asarray(ready, dtype=np.float64)
-    size = np.asarray(sizes, dtype=np.float64)
-    cap = np.asarray(caps, dtype=np.float64)
-    before = np.full(count, -1) if after is None else np.asarray(after, dtype=np.intp)
-    chained = before >= 0
-    finish = np.full(count, np.inf)
-    left = size.copy()
-    started = np.zeros(count, dtype=bool)
-    active: list[int] = []
-    now = 0.0
-    while True:
-        # when each flow not yet started may start (inf: not ready, or its predecessor runs)
-        starts = ready_.copy()
-        starts[chained] = np.maximum(starts[chained], finish[before[chained]])
-        starts[started] = np.inf
-        if not active:
-            first = float(starts.min()) if count else np.inf
-            if not np.isfinite(first):
-                break
-            now = max(now, first)
-        newly = np.flatnonzero(starts <= now)
-        if newly.size:
-            for j in newly:
-                started[j] = True
-                if left[j] <= 0:
-                    finish[j] = now
-                else:
-                    active.append(int(j))
-            continue  # a zero-byte flow may have let its successor start: look again
-        upcoming = float(starts.min()) if count else np.inf
-        rates = fair_shares(cap[active], capacity)
-        times = left[active] / rates
-        step = min(float(times.min()), upcoming - now)
-        left[active] -= rates * step
-        now += step
-        still = []
-        for position, j in enumerate(active):
-            if times[position] <= step * (1 + 1e-12):
-                left[j] = 0.0
-                finish[j] = now
-            else:
-                still.append(j)
-        active = still
-    return finish
-
-
-def equal_flows_finish(ready: np.ndarray, size: float, cap: float, capacity: float) -> np.ndarray:
-    """``fair_finish`` for every trial at once when the flows have one ``size`` and one ``cap``
-    and none waits for another: ``ready[t, q]`` (``inf``: never) -> finish times, same shape.
-
-    Every active flow then gets the same rate ``min(cap, capacity / active)``, so a flow
-    finishes when the service every active flow has had since it started reaches ``size``,
-    and flows finish in the order they started. The schedule is a merge of the sorted starts
-    with those finishes: ``2 Q`` steps of a few numpy operations over the trials, instead of
-    ``fair_finish``'s Python loop over the active flows at each of its ``2 Q`` events per
-    trial."""
-    ready = np.atleast_2d(np.asarray(ready, dtype=np.float64))
-    trials, count = ready.shape
-    finish = np.full(ready.shape, np.inf)
-    if count == 0 or trials == 0:
-        return finish
-    order = np.argsort(ready, axis=1, kind="stable")
-    starts = np.take_along_axis(ready, order, axis=1)
-    done = np.full(ready.shape, np.inf)  # finish times in start order
-    # per trial: time, service per active flow so far, each flow's service at its start
-    now = np.zeros(trials)
-    service = np.zeros(trials)
-    at_start = np.zeros(ready.shape)
-    started = np.zeros(trials, dtype=np.intp)
-    ended = np.zeros(trials, dtype=np.intp)
-    rows = np.arange(trials)
-    last = count - 1
-    for _ in range(2 * count):
-        active = started - ended
-        has_next = started < count
-        next_start = np.where(has_next, starts[rows, np.minimum(started, last)], np.inf)
-        rate = np.minimum(cap, capacity / np.maximum(active, 1))
-        due = at_start[rows, np.minimum(ended, last)] + size  # first active flow's end
-        next_end = np.where(active > 0, now + (due - service) / rate, np.inf)
-        start_first = next_start <= next_end  # a tie starts first: a zero-length step
-        when = np.minimum(next_start, next_end)
-        live = np.isfinite(when)
-        if not live.any():
-            break
-        go = live & start_first
-        if go.any():
-            g = rows[go]
-            service[g] += np.where(active[g] > 0, rate[g] * (when[g] - now[g]), 0.0)
-            now[g] = when[g]
-            at_start[g, started[g]] = service[g]
-            started[g] += 1
-        end = live & ~start_first
-        if end.any():
-            e = rows[end]
-            service[e] = due[e]
-            now[e] = when[e]
-            done[e, ended[e]] = when[e]
-            ended[e] += 1
-    np.put_along_axis(finish, order, done, axis=1)
-    return finish
-
-
-def _equal_flows(sizes: np.ndarray, caps: np.ndarray, before: np.ndarray) -> bool:
-    """Whether ``equal_flows_finish`` applies: one size, one cap, no flow after another."""
-    return bool(
-        sizes.size and np.all(sizes == sizes[0]) and np.all(caps == caps[0]) and np.all(before < 0)
-    )
-
-
-@dataclass(frozen=True)
-class Pulls:
-    """Which messages the master pulls under ``collection: pull`` (module docstring): in every
-    group of a code's ``CompletionRule``, the first ``needed`` by notice."""
-
-    columns: tuple[np.ndarray, ...]  # every group's message columns, in key order
-    needed: tuple[int, ...]
-
-    @classmethod
-    def of(cls, code: GradientCode, node: int = MASTER) -> Pulls | GreedyPulls:
-        """What collector ``node`` (the master: ``MASTER``, a tree's parents) pulls: by its
-        declared rule (``Topology.collector_rule``), else ``GreedyPulls`` by its test of
-        whether what it pulled suffices (the runtime's ``collector_puller``)."""
-        topology = topology_of(code)
-        keys = topology.collector_keys(code, node)
-        rule, decodable = topology.collector_rule(code, node)
-        if rule is None:
-            return GreedyPulls(keys, decodable)
-        return cls.by(rule, keys)
-
-    @classmethod
-    def by(cls, rule: CompletionRule, keys: Sequence[Any]) -> Pulls:
-        """``rule`` over messages in ``keys`` order (a tree parent's: its children)."""
-        column = {key: q for q, key in enumerate(keys)}
-        columns = tuple(
-            np.array(sorted(column[key] for key in group), dtype=np.intp) for group in rule.groups
-        )
-        return cls(columns, rule.needed)
-
-    def select(self, notices: np.ndarray) -> np.ndarray:
-        """Which messages are pulled, ``(trials, keys)`` booleans, for their notices'
-        arrivals ``notices[t, q]`` (``inf``: never sent, never pulled)."""
-        notices = np.asarray(notices, dtype=np.float64)
-        chosen = np.zeros(notices.shape, dtype=bool)
-        rows = np.arange(notices.shape[0])[:, None]
-        for columns, count in zip(self.columns, self.needed, strict=True):
-            # a stable sort of the group's columns in key order: ties go to the first key
-            first = np.argsort(notices[:, columns], axis=1, kind="stable")[:, :count]
-            chosen[rows, columns[first]] = True
-        return chosen & np.isfinite(notices)
-
-
-@dataclass(frozen=True)
-class GreedyPulls:
-    """Which messages a collector whose rule is not declared as groups pulls under
-    ``collection: pull``: by notice (ties in key order), while those pulled so far are not
-    ``decodable`` (``decodable_prefix``; the runtime's ``DecodablePuller``)."""
-
-    keys: Sequence[Any]  # the collector's messages (a tree parent's: its children), in order
-    decodable: Callable[[list[Any]], bool]
-
-    def select(self, notices: np.ndarray) -> np.ndarray:
-        """``Pulls.select`` for messages ``keys``, ``notices[t, q]`` the ``q``-th's."""
-        notices = np.asarray(notices, dtype=np.float64)
-        chosen = np.zeros(notices.shape, dtype=bool)
-        for trial, row in enumerate(notices):
-            order = [q for q in np.argsort(row, kind="stable") if np.isfinite(row[q])]
-            count = decodable_prefix([self.keys[q] for q in order], self.decodable)
-            chosen[trial, order if count is None else order[:count]] = True
-        return chosen
-
-
-def _chain_of(after: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """``after`` (each flow's predecessor, -1: none) with the flows not in ``keep`` skipped:
-    each flow's nearest kept predecessor."""
-    after = np.asarray(after, dtype=np.intp)
-    result = after.copy()
-    for q in range(len(after)):
-        p = after[q]
-        while p >= 0 and not keep[p]:
-            p = after[p]
-        result[q] = p
-    return result
-
-
-def collect(
-    ready: np.ndarray,
-    sizes: Sequence[float],
-    caps: Sequence[float],
-    capacity: float,
-    after: Sequence[int] | None,
-    latency: float,
-    pulls: Pulls | GreedyPulls | None = None,
-) -> np.ndarray:
-    """When each result reaches the master, ``(trials, keys)``, for results ready at
-    ``ready[t, q]`` (``inf``: never) of ``sizes[q]`` bytes, capped at ``caps[q]``, through
-    the master's link of ``capacity``, a sender's previous one ``after[q]`` (``fair_finish``):
-    pushed (``pulls`` None: each flows once ready) or pulled by ``pulls`` (module docstring:
-    the others never arrive, ``inf``)."""
-    ready = np.atleast_2d(np.asarray(ready, dtype=np.float64))
-    count = ready.shape[1]
-    before = np.full(count, -1, dtype=np.intp) if after is None else np.asarray(after, np.intp)
-    size = np.asarray(sizes, dtype=np.float64)
-    cap = np.asarray(caps, dtype=np.float64)
-    equal = _equal_flows(size, cap, before)
-    arrivals = np.full(ready.shape, np.inf)
-    if pulls is None:
-        if equal:
-            return latency + equal_flows_finish(ready, size[0], cap[0], capacity)
-        for trial in range(ready.shape[0]):
-            arrivals[trial] = latency + fair_finish(ready[trial], sizes, caps, capacity, before)
-        return arrivals
-    notices = ready + latency
-    chosen = pulls.select(notices)
-    asked = np.where(chosen, notices + latency, np.inf)  # the PULL reaches the worker
-    if equal:  # the flows not pulled never start (inf) and hold up none
-        finish = equal_flows_finish(asked, size[0], cap[0], capacity)
-        arrivals[chosen] = latency + finish[chosen]
-        return arrivals
-    for trial in range(ready.shape[0]):
-        mine = chosen[trial]
-        if not mine.any():
-            continue
-        finish = fair_finish(asked[trial], sizes, caps, capacity, _chain_of(before, mine))
-        arrivals[trial, mine] = latency + finish[mine]
-    return arrivals
 
 
 def _rates(path: str, value: Any) -> PerWorker:

@@ -50,7 +50,7 @@ from mpi4py import MPI
 from gradcode.errors import UserError
 from gradcode.rate import Rate
 from gradcode.runfile.config import load_config
-from gradcode.timing.links import message_time
+from gradcode.timing.fair_share import message_time
 from gradcode.train.node import describe_rank, summarize_ranks
 from gradcode.train.protocol import clock
 

@@ -23,11 +23,9 @@ from typing import Any
 import numpy as np
 
 from gradcode.aggregators import Aggregator, AggregatorError
-from gradcode.codes import AggregationInputs, GradientCode, NotDecodableError
-from gradcode.train.faults.roster import Roster
+from gradcode.codes import AggregationInputs, NotDecodableError
 from gradcode.train.protocol import clock
-from gradcode.train.reducers.flat import FlatReducer
-from gradcode.train.reducers.forgery import Forgery
+from gradcode.train.reducers.flat import FlatParts, FlatReducer
 from gradcode.train.tolerance import Tolerance
 from gradcode.train.transport import Result
 
@@ -40,20 +38,10 @@ class AggregatingReducer(FlatReducer):
     erasure = "aggregate"
 
     def __init__(
-        self,
-        code: GradientCode,
-        roster: Roster,
-        forgery: Forgery,
-        features: int,
-        aggregator: Aggregator,
-        tolerance: Tolerance | None,
-        *,
-        votes: bool,
-        liars: bool,
+        self, parts: FlatParts, aggregator: Aggregator, tolerance: Tolerance | None, *, votes: bool
     ) -> None:
-        super().__init__(code, roster, forgery, code.message_length(features), liars=liars)
-        self.features, self.aggregator, self.tolerance = features, aggregator, tolerance
-        self.votes = votes
+        super().__init__(parts)
+        self.aggregator, self.tolerance, self.votes = aggregator, tolerance, votes
 
     def _check_erased(self) -> None:
         return  # the aggregator does without the refused values

@@ -9,6 +9,7 @@ from gradcode.train.faults.roster import Roster
 from gradcode.train.reducers.aggregating import AggregatingReducer
 from gradcode.train.reducers.base import Reducer
 from gradcode.train.reducers.decoding import DecodingReducer
+from gradcode.train.reducers.flat import FlatParts
 from gradcode.train.reducers.forgery import Forgery
 from gradcode.train.reducers.tree import TreeReducer
 from gradcode.train.runtime import Links, RankContext
@@ -34,14 +35,12 @@ def reducer_for(ctx: RankContext, links: Links, roster: Roster) -> Reducer:
         roster.replaced,
         lambda worker: roster.child_ranks[worker][0],
     )
+    parts = FlatParts(code, roster, forgery, ctx.features, liars)
     if config.aggregator is None:
-        names = names_liars(plan)
-        return DecodingReducer(code, roster, forgery, ctx.features, names=names, liars=liars)
+        return DecodingReducer(parts, names=names_liars(plan))
     aggregator = config.aggregator.build()
     tolerance = run_tolerance(config, code, aggregator, attacks.lies)
     # the code's vote names the workers it outvoted, as its decoder would (an aggregator in
     # its place: the plan's ``names_liars`` is false, no liar is dropped for it)
     votes = corrects(code)
-    return AggregatingReducer(
-        code, roster, forgery, ctx.features, aggregator, tolerance, votes=votes, liars=liars
-    )
+    return AggregatingReducer(parts, aggregator, tolerance, votes=votes)

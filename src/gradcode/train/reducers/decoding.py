@@ -13,29 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from gradcode.codes import GradientCode
 from gradcode.train.faults.caught import DecodingFailed
-from gradcode.train.faults.roster import Roster
-from gradcode.train.reducers.flat import FlatReducer
-from gradcode.train.reducers.forgery import Forgery
+from gradcode.train.reducers.flat import FlatParts, FlatReducer
 from gradcode.train.transport import Result
 
 
 class DecodingReducer(FlatReducer):
     """The code decodes (module docstring); ``names``: it names the liars it corrects."""
 
-    def __init__(
-        self,
-        code: GradientCode,
-        roster: Roster,
-        forgery: Forgery,
-        features: int,
-        *,
-        names: bool,
-        liars: bool,
-    ) -> None:
-        super().__init__(code, roster, forgery, code.message_length(features), liars=liars)
-        self.features, self.names = features, names
+    def __init__(self, parts: FlatParts, *, names: bool) -> None:
+        super().__init__(parts)
+        self.names = names
         self.erasure = "correct" if names else None
 
     def _check_erased(self) -> None:

@@ -5,6 +5,7 @@ attack's forgery before the reduction (``gradcode.train.reducers.forgery``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,16 +21,29 @@ from gradcode.train.rows import MessageRows
 from gradcode.train.transport import Result
 
 
+@dataclass(frozen=True)
+class FlatParts:
+    """What every flat reducer is built from, whichever reduces: the code, the roster of its
+    workers, the omniscient attack's forgery, the gradient's length (``features``) and whether
+    the run has liars."""
+
+    code: GradientCode
+    roster: Roster
+    forgery: Forgery
+    features: int
+    liars: bool
+
+
 class FlatReducer(Reducer):
     """A flat code's results (module docstring); subclasses reduce them."""
 
-    def __init__(
-        self, code: GradientCode, roster: Roster, forgery: Forgery, width: int, *, liars: bool
-    ) -> None:
-        super().__init__(code, roster, liars=liars)
-        self.width = width
+    def __init__(self, parts: FlatParts) -> None:
+        code = parts.code
+        super().__init__(code, parts.roster, liars=parts.liars)
+        self.features = parts.features
+        self.width = width = code.message_length(parts.features)
         self.keys = code.all_message_keys()
-        self.forgery = forgery
+        self.forgery = parts.forgery
         self.rows = MessageRows(len(self.keys), width) if code.decodes_faster_from_rows else None
 
     def key(self, result: Result) -> Any:
