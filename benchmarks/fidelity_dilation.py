@@ -73,7 +73,8 @@ def train(run: dict, ranks: int, out: Path) -> dict:
 
 def tcp_measures(section: dict | None) -> dict | None:
     """The record's ``tcp`` for one line: the sums over the namespaces, and rank 0's own
-    namespace's counters apart (the namespace many flows converge on)."""
+    namespace's counters apart (``rank0``: with a master, where its workers' flows converge
+    on one rate-limited link, the incast the sums alone would not place)."""
     if section is None:
         return None
     rows = section["counted"]
