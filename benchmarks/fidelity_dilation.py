@@ -2,7 +2,8 @@
 48): an experiment's runs (``config/experiments/cluster/*.yaml``) trained on the emulated
 cluster brought up at each dilation factor K in turn, each run's mean time per iteration (after
 the first) set beside the ``shared-links`` model's and beside the same run's at the other
-factors, with its fidelity record's measures and verdict (``gradcode.fidelity``).
+factors, with its fidelity record's measures and verdict, and what TCP did on the links
+(retransmissions, time-outs: the record's ``tcp``) (``gradcode.fidelity``).
 
     python benchmarks/fidelity_dilation.py config/experiments/cluster/coded-reduce-n84.yaml \\
         --dilation 1 8 32 --runs UMW CR RAR RAR-mpi --iterations 5 --out fidelity-n84
@@ -65,8 +66,20 @@ def train(run: dict, ranks: int, out: Path) -> dict:
         "critical": (record.get("critical") or {}).get("share"),
         "machine": record["machine"],
         "undilated": (record.get("undilated") or {}).get("share"),
+        "tcp": tcp_measures(record.get("tcp")),
         "wall": wall,
     }
+
+
+def tcp_measures(section: dict | None) -> dict | None:
+    """The record's ``tcp`` for one line: the sums over the namespaces, and rank 0's own
+    namespace's counters apart (``rank0``: with a master, where its workers' flows converge
+    on one rate-limited link, the incast the sums alone would not place)."""
+    if section is None:
+        return None
+    rows = section["counted"]
+    first = next((row["counters"] for row in rows if row["rank"] == 0), None)
+    return {k: v for k, v in section.items() if k != "counted"} | {"rank0": first}
 
 
 def main() -> int:

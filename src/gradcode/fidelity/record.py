@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.fidelity import tcp
 from gradcode.fidelity.rule import verdict
 
 
@@ -109,7 +110,8 @@ def build_record(
     ``critical`` (the machine's delay on an iteration's critical path: ``handoffs`` ranks
     woken one after another, each waiting the run's ``wake_delay`` for a core, in virtual
     seconds and as a ``share`` of the iteration), ``stretched`` (how long that real
-    computation waited for a core, ``stretched_wait``) and ``verdict``."""
+    computation waited for a core, ``stretched_wait``), ``verdict``, and ``tcp`` (what TCP
+    did in the ranks' namespaces, ``tcp.section``: information, not judged)."""
     skip = 1 if len(measured) > 1 else 0
     times = np.asarray(measured[skip:], dtype=float)
     if predicted is not None:
@@ -141,6 +143,7 @@ def build_record(
         "critical": critical,
         "stretched": stretched,
         "verdict": verdict(machine, critical, model, stretched),
+        "tcp": tcp.section(ranks),
     }
 
 

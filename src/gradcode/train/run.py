@@ -47,7 +47,7 @@ from gradcode.codes.base import GradientCode
 from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
-from gradcode.fidelity import pressure, usage
+from gradcode.fidelity import pressure, tcp, usage
 from gradcode.rate import Rate
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
 from gradcode.runfile.dataset import TrainingData, load_training_data
@@ -390,10 +390,10 @@ def _faults(ctx: RankContext) -> dict[str, Any]:
 
 def _began(session: Session | None) -> dict[str, Any]:
     """What this rank (and on rank 0 the machine's CPU pressure) had cost when its timed part
-    began (``gradcode.fidelity``)."""
+    began, and its network namespace's TCP counters (``gradcode.fidelity``)."""
     if session is not None:
         session.pressure_began = pressure.sample()
-    return usage.sample()
+    return usage.sample() | {"tcp": tcp.sample()}
 
 
 Ended = tuple[list[float | None] | None, list[dict[str, Any] | None] | None]
@@ -401,9 +401,12 @@ Ended = tuple[list[float | None] | None, list[dict[str, Any] | None] | None]
 
 def _rank_end(world: MPI.Comm, ctx: RankContext, began: dict[str, Any]) -> Ended:
     """Every rank's peak RSS and what its part cost the machine since ``began``
-    (``gradcode.fidelity.usage``) on rank 0 (``None`` elsewhere); with failures, the survivors
-    gather on ``MPI_Comm_shrink``'s communicator and dead ranks are ``None``."""
-    mine = (world.Get_rank(), peak_rss_mib(), usage.between(began, usage.sample()))
+    (``gradcode.fidelity.usage``, with what TCP did in its namespace: ``tcp``) on rank 0
+    (``None`` elsewhere); with failures, the survivors gather on ``MPI_Comm_shrink``'s
+    communicator and dead ranks are ``None``."""
+    spent = usage.between(began, usage.sample())
+    spent["tcp"] = tcp.between(began["tcp"], tcp.sample())
+    mine = (world.Get_rank(), peak_rss_mib(), spent)
     if not ctx.tolerant:
         pairs = world.gather(mine, root=0)
     else:
