@@ -98,6 +98,11 @@ def main() -> int:
         "--latency", help="one-way latency of every link (cluster and run), e.g. 2ms"
     )
     parser.add_argument(
+        "--poll",
+        type=float,
+        help="runtime.poll_interval (virtual seconds): what a hand-off waits for the next poll",
+    )
+    parser.add_argument(
         "--busy", type=int, default=0, help="busy loops beside every run (a CPU-bound machine)"
     )
     parser.add_argument("--out", type=Path, default=Path("fidelity"))
@@ -127,6 +132,8 @@ def main() -> int:
                     run["runtime"]["data"] = args.data
                 if args.latency:
                     run["network"]["links"]["latency"] = args.latency
+                if args.poll:
+                    run["runtime"]["poll_interval"] = args.poll
                 loops = [
                     subprocess.Popen([sys.executable, "-c", "while True: pass"])
                     for _ in range(args.busy)
