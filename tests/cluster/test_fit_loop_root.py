@@ -39,7 +39,7 @@ def test_the_recommended_code_and_the_ring_run_as_predicted_on_links_with_latenc
 ):
     out = tmp_path / "loop"
     command = [sys.executable, str(LOOP), "--latency", f"{LATENCY_MS}ms", "--out", str(out)]
-    # a small grid and 20 iterations keep it to about 2 minutes; the computation's KS test
+    # a small grid, 20 iterations and the data off the links keep it under a minute; the KS test
     # is the fit's business (tests/fit), the latency's interval and the prediction this test's
     command += ["--iterations", "20", "--trials", "5000", "--accept-misfit"]
     command += ["--candidates", "uncoded,frc,ye-abbe,ring-allreduce"]
