@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gradcode.netns import boot_id, namespace_inode
+
 SNMP = Path("/proc/self/net/snmp")
 NETSTAT = Path("/proc/self/net/netstat")
-NAMESPACE = Path("/proc/self/ns/net")
-BOOT = Path("/proc/sys/kernel/random/boot_id")
 #: the namespace of PID 1, the machine's own as this process sees it
 MACHINE = Path("/proc/1")
 
@@ -82,13 +82,12 @@ def sample() -> dict[str, Any] | None:
     counters now; ``None`` when a file is missing or unreadable."""
     try:
         snmp, netstat = SNMP.read_text(), NETSTAT.read_text()
-        inode = os.stat(NAMESPACE).st_ino
     except OSError:
         return None
-    try:
-        boot = BOOT.read_text().strip()
-    except OSError:
-        boot = ""  # one machine's ranks still agree on it
+    inode = namespace_inode()
+    if inode is None:
+        return None
+    boot = boot_id() or ""  # unreadable: one machine's ranks still agree on it
     counters = parse(snmp, "Tcp", TCP) | parse(netstat, "TcpExt", TCP_EXT)
     if not counters:
         return None
@@ -136,8 +135,8 @@ def section(ranks: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
         if key in rows:
             rows[key]["ranks"] += 1
             continue
-        rows[key] = {"rank": rank, "ranks": 1, "machine": spent_tcp["machine"]}
-        rows[key]["counters"] = dict(spent_tcp["counters"])
+        machine, counters = spent_tcp["machine"], dict(spent_tcp["counters"])
+        rows[key] = {"rank": rank, "ranks": 1, "machine": machine, "counters": counters}
     if not rows:
         return None
     counted = sorted(rows.values(), key=lambda row: row["rank"])

@@ -24,10 +24,11 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from mpi4py import MPI
+
+from gradcode.netns import boot_id, namespace_inode
 
 #: the environment MPICH (and libfabric) choose the transport from, recorded when set
 TRANSPORT_ENV = (
@@ -43,20 +44,6 @@ TRANSPORT_ENV = (
     "UCX_NET_DEVICES",
     "MPIR_CVAR_NAMESERV_HOST",
 )
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
-
-
-def _netns() -> int | None:
-    try:
-        return os.stat("/proc/self/ns/net").st_ino
-    except OSError:
-        return None
 
 
 def _truthy(value: str | None) -> bool:
@@ -82,8 +69,8 @@ def describe_rank(rank: int) -> dict[str, Any]:
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "processor_name": MPI.Get_processor_name(),
-        "netns": _netns(),
-        "boot_id": _read("/proc/sys/kernel/random/boot_id"),
+        "netns": namespace_inode(),
+        "boot_id": boot_id(),
         "slurm_nodeid": os.environ.get("SLURM_NODEID"),
         "slurmd_nodename": os.environ.get("SLURMD_NODENAME"),
         "transport": {
