@@ -30,7 +30,6 @@ from gradcode.runlogs.log import (
     write_array,
     write_json,
 )
-from gradcode.runlogs.timings import predicted_links_time
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train.faults.caught import DecodingFailed
 from gradcode.train.faults.failures import CannotContinue, describe_workers
@@ -272,6 +271,10 @@ class Session:
         links = self.config.network.links if self.config.network is not None else None
         predicted, note = None, None
         if links is not None:
+            # here, not at the top: the links' model (gradcode.timing) costs every MPI rank's
+            # start-up, and only a run over real links predicts with it
+            from gradcode.runlogs.timings import predicted_links_time
+
             way = summary.get("distribution", {}).get("way", "isend")
             got = summary.get("collection", {}).get("way", "push")
             try:
