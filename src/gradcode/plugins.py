@@ -258,6 +258,11 @@ class NamedClasses:
         """Every name ``cls`` accepts, sorted."""
         return sorted({*self.builtins, *self._plugin_classes(), *self._registered})
 
+    def offers(self, name: str) -> bool:
+        """``name in available()``, without discovering the plug-ins for a built-in or a
+        registered name (discovery reads every installed distribution's metadata)."""
+        return name in self.builtins or name in self._registered or name in self._plugin_classes()
+
     def source(self, name: str) -> str:
         """``built-in``, ``registered`` or the plug-in's distribution."""
         if name in self.builtins:

@@ -52,6 +52,7 @@ from typing import Any
 from gradcode.aggregators import Aggregator
 from gradcode.attacks import honest_floor
 from gradcode.codes import GradientCode, available, build, scheme_class
+from gradcode.codes.registry import offers
 from gradcode.optim import Constant, Inverse, Optimizer
 from gradcode.optim import build as build_optimizer
 from gradcode.runfile.choice import Choice
@@ -157,7 +158,7 @@ def alive_decodable(code: GradientCode, lost: Iterable[int]) -> bool:
 def build_plan(config: RunConfig) -> Plan:
     """Build and cross-check the plan of ``config``; ``ConfigError`` naming the key."""
     scheme = config.scheme
-    if scheme.name not in available():
+    if not offers(scheme.name):
         names = ", ".join(available())
         raise ConfigError(f"scheme.name: unknown scheme {scheme.name!r} (available: {names})")
     try:

@@ -48,7 +48,6 @@ from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.fidelity import pressure, tcp, usage
-from gradcode.rate import Rate
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
 from gradcode.runfile.dataset import TrainingData, load_training_data
 from gradcode.runfile.plan import CODED_DATA, Plan, build_plan, check_world
@@ -153,8 +152,9 @@ def warn_links(config: RunConfig, run_file: str) -> None:
     links = config.network.links if config.network is not None else None
     if links is None:
         return
-    # only rank 0 reads the cluster's state: the other ranks never import it
+    # only rank 0 reads the cluster's state: the other ranks never import it (nor the rates)
     from gradcode.livecluster.links import stated_links_mismatch
+    from gradcode.rate import Rate
 
     mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate), links.latency)
     if mismatch is not None:
