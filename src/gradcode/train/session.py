@@ -14,14 +14,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gradcode import dilation
 from gradcode.fidelity import pressure
 from gradcode.fidelity.record import build_record, one_line
-from gradcode.runfile.dataset import TrainingData
 from gradcode.runlogs.log import (
     MODEL_FILE,
     SUMMARY_FILE,
@@ -35,6 +34,9 @@ from gradcode.train.faults.caught import DecodingFailed
 from gradcode.train.faults.failures import CannotContinue, describe_workers
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
+
+if TYPE_CHECKING:
+    from gradcode.runfile.dataset import TrainingData
 
 CHECKPOINT_DIR = "checkpoints"
 
