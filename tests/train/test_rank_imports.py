@@ -20,10 +20,13 @@ pytest.importorskip("mpi4py")
 
 #: off every rank's import path: plug-in discovery's metadata reader (and the email package
 #: it pulls), the data sets (rank 0 loads them in phase 1), the simulator's timing models and
-#: the links' predictions, the rate and duration parsers, the aggregators, the node log
+#: the links' predictions, the rate and duration parsers, the aggregators, the node log, and
+#: what only a rank writing files or fingerprinting the run needs (tempfile, hashlib)
 OFF_THE_PATH = (
     "importlib.metadata",
     "email",
+    "hashlib",
+    "tempfile",
     "gradcode.data",
     "gradcode.runfile.dataset",
     "gradcode.timing",
