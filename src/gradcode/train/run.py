@@ -348,10 +348,15 @@ def _warm_up(ctx: RankContext) -> None:
 
 
 def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int:
-    from gradcode.train.faults.spares import run_spare
-    from gradcode.train.master import Master
+    # each rank imports its own role only, before the links are made (a worker never loads
+    # the master's decoders and reducers)
+    if session is not None:
+        from gradcode.train.master import Master
+    elif ctx.rank > ctx.plan.workers:
+        from gradcode.train.faults.spares import run_spare
+    else:
+        from gradcode.train.worker import Worker
     from gradcode.train.tree import tree_links
-    from gradcode.train.worker import Worker
 
     code, topology = ctx.plan.code, ctx.plan.topology
     tree = topology.tree(code)
