@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +33,10 @@ def atomic_file(
     target.parent.mkdir(parents=True, exist_ok=True)
     if mode == "w":
         options = {"encoding": "utf-8", "newline": "\n", **options}
+    # here, not at the top: tempfile (and the random module it pulls) costs every MPI rank's
+    # start-up, and only the ranks that write files need it
+    import tempfile
+
     handle, scratch = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=".partial", dir=target.parent
     )

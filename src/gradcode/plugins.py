@@ -34,10 +34,12 @@ import threading
 import warnings
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcode.errors import ParameterError, UnknownNameError, UserError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 #: entry-point group of gradient codes (``GradientCode`` subclasses)
 CODES_GROUP = "gradcode.codes"
@@ -108,6 +110,10 @@ def discover(group: str, builtins: Collection[str], check: Check) -> PluginSet:
     with a loaded object, if anything. Two plug-ins with one name are both refused: which one
     is meant cannot be guessed.
     """
+    # here, not at the top: importlib.metadata (and the email package it pulls) costs every
+    # MPI rank ~15 ms at start-up, and a look-up of a built-in name never discovers
+    from importlib.metadata import entry_points
+
     found: list[Plugin] = []
     for entry_point in entry_points(group=group):
         plugin = Plugin(group, entry_point.name, entry_point.value, _distribution(entry_point))
@@ -251,6 +257,11 @@ class NamedClasses:
     def available(self) -> list[str]:
         """Every name ``cls`` accepts, sorted."""
         return sorted({*self.builtins, *self._plugin_classes(), *self._registered})
+
+    def offers(self, name: str) -> bool:
+        """``name in available()``, without discovering the plug-ins for a built-in or a
+        registered name (discovery reads every installed distribution's metadata)."""
+        return name in self.builtins or name in self._registered or name in self._plugin_classes()
 
     def source(self, name: str) -> str:
         """``built-in``, ``registered`` or the plug-in's distribution."""

@@ -104,6 +104,7 @@ PLUGINS = CLASSES.plugins
 register = CLASSES.register
 unregister = CLASSES.unregister
 available = CLASSES.available
+offers = CLASSES.offers
 source = CLASSES.source
 
 

@@ -9,7 +9,6 @@ size are checked against each other in ``gradcode.runfile.plan``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -143,6 +142,10 @@ class RunConfig:
         if not self.model.params:  # a run without them keeps the fingerprint it had before
             relevant["model"] = {k: v for k, v in relevant["model"].items() if k != "params"}
         text = json.dumps(relevant, sort_keys=True, default=str)
+        # here, not at the top: hashlib loads OpenSSL (~3 ms), which every MPI rank would pay
+        # at start-up; only rank 0 fingerprints a run (its checkpoints)
+        import hashlib
+
         return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -47,11 +47,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gradcode.aggregators import Aggregator
 from gradcode.attacks import honest_floor
 from gradcode.codes import GradientCode, available, build, scheme_class
+from gradcode.codes.registry import offers
 from gradcode.optim import Constant, Inverse, Optimizer
 from gradcode.optim import build as build_optimizer
 from gradcode.runfile.choice import Choice
@@ -59,6 +59,9 @@ from gradcode.runfile.collection import choose as choose_collection
 from gradcode.runfile.config import BandwidthConfig, ConfigError, RunConfig
 from gradcode.runfile.stragglers import DelaySource, build_source
 from gradcode.topology import Topology, topology_of
+
+if TYPE_CHECKING:
+    from gradcode.aggregators import Aggregator
 
 #: how an error message names a model kind (``gradcode.models``)
 MODEL_KINDS = {"linear": "linear regression", "logistic": "logistic regression"}
@@ -157,7 +160,7 @@ def alive_decodable(code: GradientCode, lost: Iterable[int]) -> bool:
 def build_plan(config: RunConfig) -> Plan:
     """Build and cross-check the plan of ``config``; ``ConfigError`` naming the key."""
     scheme = config.scheme
-    if scheme.name not in available():
+    if not offers(scheme.name):
         names = ", ".join(available())
         raise ConfigError(f"scheme.name: unknown scheme {scheme.name!r} (available: {names})")
     try:

@@ -54,7 +54,6 @@ import numpy as np
 
 from gradcode.errors import UnknownNameError
 from gradcode.plugins import PluginError
-from gradcode.timing import model_class, model_from_spec, timing_models
 
 #: second word of the straggler generators' seed, so no other stream of the run repeats them
 STREAM = 0x57A6
@@ -197,6 +196,8 @@ class TimingModelDelays(DelaySource):
     ) -> None:
         super().__init__(workers, partitions, seed, time_unit)
         self.name = model
+        from gradcode.timing import model_from_spec  # local: see _timing_model_source
+
         try:
             self.model = model_from_spec(model, params)
             self.model.sample(np.random.default_rng(0), 1, workers)  # per-worker sizes
@@ -291,18 +292,8 @@ def build_source(
     time_unit: float,
 ) -> DelaySource:
     """The delay source ``model``; ``ValueError`` naming the offending key."""
-    models = timing_models()
-    if model in models:
-        return TimingModelDelays(model, params, workers, partitions, seed, time_unit)
     if model not in SOURCES:
-        names = ", ".join([*SOURCES, *models])
-        try:
-            model_class(model)  # a plug-in that was left out says why
-        except PluginError as error:
-            raise ValueError(f"stragglers.model: {error}") from None
-        except UnknownNameError:
-            pass
-        raise ValueError(f"stragglers.model: unknown model {model!r} (available: {names})")
+        return _timing_model_source(model, params, workers, partitions, seed, time_unit)
     cls = SOURCES[model]
     unknown = sorted(set(params) - set(cls.parameters))
     if unknown:
@@ -317,3 +308,29 @@ def build_source(
     if cls is NoDelays:
         return NoDelays(workers, partitions, seed, time_unit)
     return cls(workers, partitions, seed, time_unit, **dict(params))  # type: ignore[call-arg]
+
+
+def _timing_model_source(
+    model: str,
+    params: Mapping[str, Any],
+    workers: int,
+    partitions: int,
+    seed: int,
+    time_unit: float,
+) -> DelaySource:
+    """``model`` as a timing model of ``gradcode.timing`` (a built-in or a plug-in's), or the
+    line saying why it is none; the runtime's own sources are taken before, so that a run
+    without a timing model neither imports the models nor discovers plug-ins."""
+    from gradcode.timing import model_class, timing_models
+
+    models = timing_models()
+    if model in models:
+        return TimingModelDelays(model, params, workers, partitions, seed, time_unit)
+    names = ", ".join([*SOURCES, *models])
+    try:
+        model_class(model)  # a plug-in that was left out says why
+    except PluginError as error:
+        raise ValueError(f"stragglers.model: {error}") from None
+    except UnknownNameError:
+        pass
+    raise ValueError(f"stragglers.model: unknown model {model!r} (available: {names})")

@@ -21,6 +21,10 @@ on stops with one line and status ``EXIT_CANNOT_CONTINUE`` (3) after writing its
 
 Resuming: rerunning the same command with the same output directory continues from the newest
 checkpoint (``--fresh`` discards the previous outputs instead).
+
+What only rank 0 or a rare run needs (the data sets, the node log's name, the cluster's links)
+is imported where it is used: every rank of every job pays its module-level imports before
+its first message (``tests/train/test_rank_imports.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mpi4py import MPI
@@ -48,9 +52,7 @@ from gradcode.codes.ring import RingCode
 from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.fidelity import pressure, tcp, usage
-from gradcode.rate import Rate
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
-from gradcode.runfile.dataset import TrainingData, load_training_data
 from gradcode.runfile.plan import CODED_DATA, Plan, build_plan, check_world
 from gradcode.runlogs.log import (
     LOG_FILE,
@@ -60,7 +62,6 @@ from gradcode.runlogs.log import (
     TRAJECTORY_FILE,
     write_json,
 )
-from gradcode.runlogs.nodelog import NODES_FILE
 from gradcode.sparsity import is_sparse
 from gradcode.topology import TopologyVisitor
 from gradcode.train import checkpoint as checkpoints
@@ -69,6 +70,9 @@ from gradcode.train.node import describe_rank, summarize_ranks
 from gradcode.train.runtime import RankContext, flat_links
 from gradcode.train.session import CHECKPOINT_DIR, Session, peak_rss_mib
 from gradcode.train.transport import quiet_barrier
+
+if TYPE_CHECKING:
+    from gradcode.runfile.dataset import TrainingData
 
 PROGRAM = "gradcode.train"
 #: seconds between polls while waiting for rank 0 before the run starts
@@ -113,6 +117,8 @@ def output_dir(config: RunConfig, override: str | None) -> Path:
 
 def prepare(args: argparse.Namespace, world_size: int) -> Setup:
     """Phase 1 on rank 0; ``ConfigError`` (or a data ``ValueError``) on any problem."""
+    from gradcode.runfile.dataset import load_training_data
+
     config = load_config(args.run_file)
     plan = build_plan(config)
     check_world(plan, world_size)
@@ -153,8 +159,9 @@ def warn_links(config: RunConfig, run_file: str) -> None:
     links = config.network.links if config.network is not None else None
     if links is None:
         return
-    # only rank 0 reads the cluster's state: the other ranks never import it
+    # only rank 0 reads the cluster's state: the other ranks never import it (nor the rates)
     from gradcode.livecluster.links import stated_links_mismatch
+    from gradcode.rate import Rate
 
     mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate), links.latency)
     if mismatch is not None:
@@ -175,6 +182,8 @@ def check_dilation(config: RunConfig) -> None:
 
 def discard_outputs(out: Path) -> None:
     """Remove what a previous run wrote into ``out`` (and nothing else)."""
+    from gradcode.runlogs.nodelog import NODES_FILE
+
     for name in (LOG_FILE, SUMMARY_FILE, MODEL_FILE, TRAJECTORY_FILE, RANKS_FILE, NODES_FILE):
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
@@ -289,6 +298,8 @@ def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int
         worker = world.Get_rank() - 1
         if worker in set(plan.config.stragglers.persistent):
             return {}
+        from gradcode.runfile.dataset import load_training_data
+
         config = plan.config
         return worker_share(
             plan, load_training_data(config.data, plan.partitions, config.model.kind), worker
@@ -337,10 +348,15 @@ def _warm_up(ctx: RankContext) -> None:
 
 
 def _run_master_worker(world: MPI.Comm, ctx: RankContext, session: Session | None) -> int:
-    from gradcode.train.faults.spares import run_spare
-    from gradcode.train.master import Master
+    # each rank imports its own role only, before the links are made (a worker never loads
+    # the master's decoders and reducers)
+    if session is not None:
+        from gradcode.train.master import Master
+    elif ctx.rank > ctx.plan.workers:
+        from gradcode.train.faults.spares import run_spare
+    else:
+        from gradcode.train.worker import Worker
     from gradcode.train.tree import tree_links
-    from gradcode.train.worker import Worker
 
     code, topology = ctx.plan.code, ctx.plan.topology
     tree = topology.tree(code)

@@ -14,14 +14,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gradcode import dilation
 from gradcode.fidelity import pressure
 from gradcode.fidelity.record import build_record, one_line
-from gradcode.runfile.dataset import TrainingData
 from gradcode.runlogs.log import (
     MODEL_FILE,
     SUMMARY_FILE,
@@ -30,12 +29,14 @@ from gradcode.runlogs.log import (
     write_array,
     write_json,
 )
-from gradcode.runlogs.timings import predicted_links_time
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train.faults.caught import DecodingFailed
 from gradcode.train.faults.failures import CannotContinue, describe_workers
 from gradcode.train.protocol import clock
 from gradcode.train.runtime import RankContext
+
+if TYPE_CHECKING:
+    from gradcode.runfile.dataset import TrainingData
 
 CHECKPOINT_DIR = "checkpoints"
 
@@ -272,6 +273,10 @@ class Session:
         links = self.config.network.links if self.config.network is not None else None
         predicted, note = None, None
         if links is not None:
+            # here, not at the top: the links' model (gradcode.timing) costs every MPI rank's
+            # start-up, and only a run over real links predicts with it
+            from gradcode.runlogs.timings import predicted_links_time
+
             way = summary.get("distribution", {}).get("way", "isend")
             got = summary.get("collection", {}).get("way", "push")
             try:

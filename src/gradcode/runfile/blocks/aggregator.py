@@ -4,14 +4,14 @@ decoding the sum, and what an iteration below its tolerance does."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gradcode.aggregators import Aggregator
-from gradcode.aggregators import available as available_aggregators
-from gradcode.aggregators import build as build_aggregator
 from gradcode.errors import UserError
 from gradcode.runfile.section import ConfigError, Section
 from gradcode.runfile.words import BELOW_TOLERANCE_POLICIES
+
+if TYPE_CHECKING:
+    from gradcode.aggregators import Aggregator
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,10 @@ class AggregatorConfig:
 
     def build(self) -> Aggregator:
         """The aggregator object (validated; a bad parameter is a one-line error)."""
+        # here, not at the top: the aggregators cost every MPI rank's start-up, and only a run
+        # with an aggregator builds one
+        from gradcode.aggregators import build as build_aggregator
+
         return build_aggregator(self.name, self.params)
 
 
@@ -54,6 +58,8 @@ def parse(top: Section) -> AggregatorConfig | None:
     try:  # the aggregator's name and parameters, checked here where the key is known
         config.build()
     except UserError as error:
+        from gradcode.aggregators import available as available_aggregators
+
         key = "aggregator.params" if name in available_aggregators() else "aggregator.name"
         raise ConfigError(f"{key}: {error}") from None
     return config

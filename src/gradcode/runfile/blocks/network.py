@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradcode.duration import Duration, DurationError
-from gradcode.rate import Rate, RateError
 from gradcode.runfile.section import ConfigError, Section
 
 
@@ -48,6 +46,11 @@ def parse(top: Section, origin: str | None) -> NetworkConfig | None:
     if not section.has("links"):
         return NetworkConfig()
     links = section.section("links", ("rate", "master_rate", "latency"))
+    # here, not at the top: the parsers cost every MPI rank's start-up, and only a run file
+    # stating its links needs them
+    from gradcode.duration import Duration, DurationError
+    from gradcode.rate import Rate, RateError
+
     where = f"{origin}: " if origin else ""
     try:
         rate = Rate.parse(links.raw("rate"), f"{where}network.links.rate")

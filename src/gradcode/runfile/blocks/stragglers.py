@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcode.runfile.section import ConfigError, Section
-from gradcode.timing import model_from_spec
 from gradcode.yamlfile import read_yaml
 
 
@@ -59,6 +58,10 @@ def _spec_model(path: str, key: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(params, Mapping):
         raise ConfigError(f"{key}: {path} has no parameters mapping")
     kept = {k: v for k, v in params.items() if k != "overhead"}
+    # here, not at the top: the timing models cost every MPI rank's start-up, and only a run
+    # file naming a simulation spec needs them while it is read
+    from gradcode.timing import model_from_spec
+
     try:  # here, where the file is known: a bad rate (or any value) names it
         model_from_spec(data["model"], kept)
     except ValueError as error:
