@@ -293,7 +293,7 @@ def build_source(
 ) -> DelaySource:
     """The delay source ``model``; ``ValueError`` naming the offending key."""
     if model not in SOURCES:
-        return _timing_model_source(model, params, workers, partitions, seed, time_unit)
+        return _timing_model_source(model, params, (workers, partitions, seed, time_unit))
     cls = SOURCES[model]
     unknown = sorted(set(params) - set(cls.parameters))
     if unknown:
@@ -311,21 +311,17 @@ def build_source(
 
 
 def _timing_model_source(
-    model: str,
-    params: Mapping[str, Any],
-    workers: int,
-    partitions: int,
-    seed: int,
-    time_unit: float,
+    model: str, params: Mapping[str, Any], where: tuple[int, int, int, float]
 ) -> DelaySource:
     """``model`` as a timing model of ``gradcode.timing`` (a built-in or a plug-in's), or the
-    line saying why it is none; the runtime's own sources are taken before, so that a run
-    without a timing model neither imports the models nor discovers plug-ins."""
+    line saying why it is none; ``where`` is ``build_source``'s workers, partitions, seed and
+    time unit. The runtime's own sources are taken before, so that a run without a timing model
+    neither imports the models nor discovers plug-ins."""
     from gradcode.timing import model_class, timing_models
 
     models = timing_models()
     if model in models:
-        return TimingModelDelays(model, params, workers, partitions, seed, time_unit)
+        return TimingModelDelays(model, params, *where)
     names = ", ".join([*SOURCES, *models])
     try:
         model_class(model)  # a plug-in that was left out says why
