@@ -58,8 +58,10 @@ from gradcode.cluster.state import State
 from gradcode.errors import UserError
 from gradcode.runfile.words import NODE_LOSS as HOW
 
-#: how many rounds of SIGKILL before a node that keeps spawning counts as not killed
-ROUNDS = 20
+#: seconds of repeated SIGKILL before a node that keeps spawning counts as not killed; a killed
+#: process exits only once the kernel schedules it, which on a loaded machine takes far longer
+#: than the signal (CI saw 200 ms pass with a nice-19 child still alive)
+KILL_WAIT_S = 10.0
 #: retransmissions before the other nodes' TCP gives up on the lost node (Linux: 15)
 TCP_RETRIES = 5
 TCP_RETRIES_KEY = "net.ipv4.tcp_retries2"
@@ -118,7 +120,8 @@ def kill_node(node: str, pids: Callable[[str], list[int]] = processes_in) -> lis
     killed (pid, name)."""
     killed: list[dict[str, Any]] = []
     seen: set[int] = set()
-    for _ in range(ROUNDS):
+    deadline = time.monotonic() + KILL_WAIT_S
+    while time.monotonic() < deadline:
         alive = [pid for pid in pids(node) if pid not in seen or _running(pid)]
         if not alive:
             return killed
@@ -134,7 +137,7 @@ def kill_node(node: str, pids: Callable[[str], list[int]] = processes_in) -> lis
         time.sleep(0.01)
     left = [pid for pid in pids(node) if _running(pid)]
     if left:
-        raise LoseError(f"{node}: processes {left} still alive after {ROUNDS} rounds of SIGKILL")
+        raise LoseError(f"{node}: processes {left} still alive after {KILL_WAIT_S:g} s of SIGKILL")
     return killed
 
 
