@@ -133,3 +133,29 @@ def test_what_reads_finished_runs_imports_no_runtime():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_workflow_s_pipeline_modules_import_no_scipy():
+    """Every Snakemake process (the DAG's, each SLURM job's, each dry run) imports the rule
+    files' helpers; ``scipy.stats`` came with them through ``gradcode.sim``'s package init
+    (0.3-0.5 CPU-seconds a process) for one file name, ``gradcode.sim.table.sidecar_path``."""
+    from pathlib import Path
+
+    common = Path(__file__).resolve().parents[1] / "workflow" / "rules" / "common.smk"
+    imports = [line for line in common.read_text().splitlines() if line.startswith("from gradcode")]
+    # and what `from gradcode.pipeline import paths, rule_times` imports
+    modules = sorted({line.split()[1] for line in imports} | {"gradcode.pipeline.paths"})
+    assert "gradcode.pipeline.figures" in modules
+    script = (
+        "import sys\n"
+        f"for name in {modules!r}:\n"
+        "    __import__(name)\n"
+        "from gradcode.sim import ResultRow\n"
+        "loaded = [m for m in ('scipy', 'gradcode.sim.montecarlo') if m in sys.modules]\n"
+        "print(loaded)\n"
+        "sys.exit(1 if loaded else 0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
