@@ -10,7 +10,8 @@ factors, with its fidelity record's measures and verdict, and what TCP did on th
 
 ``--data load`` has every worker read the prepared data itself, so that the data does not
 cross the dilated links before the first iteration (``runtime.data``); ``--latency 2ms``
-sets every link's one-way latency, on the cluster and in the runs' stated links. ``--busy N``
+sets every link's one-way latency, on the cluster and in the runs' stated links; ``--queue
+400ms`` every link's queue bound (``gradcode cluster up --queue``). ``--busy N``
 runs N busy loops beside every run, to make the machine decide on purpose.
 Needs root and no cluster up: it brings each one up itself (``--nodes`` the largest run's
 ranks, ``--rate`` the experiment's stated rate, no SLURM) and takes it down again. A run whose
@@ -103,6 +104,9 @@ def main() -> int:
         help="runtime.poll_interval (virtual seconds): what a hand-off waits for the next poll",
     )
     parser.add_argument(
+        "--queue", help="every link's queue bound on the cluster (gradcode cluster up --queue)"
+    )
+    parser.add_argument(
         "--busy", type=int, default=0, help="busy loops beside every run (a CPU-bound machine)"
     )
     parser.add_argument("--out", type=Path, default=Path("fidelity"))
@@ -118,6 +122,8 @@ def main() -> int:
         up += ["--master-rate", str(links.get("master_rate", links["rate"]))]
         if args.latency:
             up += ["--latency", args.latency]
+        if args.queue:
+            up += ["--queue", args.queue]
         cluster(*up, "--dilation", str(k), "--no-slurm")
         try:
             for name in names:

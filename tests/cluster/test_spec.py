@@ -310,6 +310,26 @@ def test_a_dilated_cluster_enforces_rates_k_times_lower_and_latencies_k_times_lo
     assert "dilation" not in build_spec(asked).as_dict()  # undilated state files unchanged
 
 
+def test_a_link_s_queue_bound_is_asked_once_enforced_times_k_and_read_back():
+    """tbf drops what waits longer than the queue bound: at N = 156 the tree's incast lost
+    packets at the default 100 ms and not at 400 ms (docs/measurements/fidelity.md)."""
+    asked = {"nodes": 3, "rate": "100mbit"}
+    plain = build_spec(asked)
+    assert str(plain.queue) == "100ms"
+    assert tbf(mbit(100), plain.queue)[5:] == ["latency", "100000us"]
+    assert "queue_ns" not in plain.as_dict()  # default state files unchanged
+    deep = build_spec(asked | {"queue": "400ms", "dilation": 4})
+    assert str(deep.queue) == "1600ms" and str(deep.virtual().queue) == "400ms"
+    assert ClusterSpec.from_dict(deep.as_dict()) == deep
+    # a dilated default keeps the undilated link's bytes, as before the bound could be asked
+    assert str(build_spec(asked | {"dilation": 4}).queue) == "400ms"
+    old = build_spec(asked | {"dilation": 4}).as_dict()
+    assert "queue_ns" not in old and str(ClusterSpec.from_dict(old).queue) == "400ms"
+    for bad, says in (("0.5ms", "outside 1ms .. 10s"), ("20s", "outside"), ("fast", "duration")):
+        with pytest.raises(ClusterSpecError, match=f"--queue: .*{says}"):
+            build_spec(asked | {"queue": bad}, {"queue": "--queue"})
+
+
 def test_a_dilation_that_leaves_no_whole_bit_rate_is_refused_naming_the_option():
     with pytest.raises(ClusterSpecError, match=r"--dilation: gc-node0's egress: 100mbit .* 3"):
         build_spec({"nodes": 2, "rate": "100mbit", "dilation": 3}, {"dilation": "--dilation"})

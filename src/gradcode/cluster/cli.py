@@ -190,6 +190,11 @@ def _add_up(actions: argparse._SubParsersAction) -> None:
         help="time dilation: every link K times slower and its latency K times longer, for "
         "runs with runtime.dilation K, which report virtual seconds (default 1)",
     )
+    up.add_argument(
+        "--queue",
+        help="how long a packet may wait in a link's queue before it is dropped: the switch "
+        "port's buffer as time at the link's rate, e.g. 400ms (default 100ms; times K)",
+    )
     up.add_argument("--no-slurm", action="store_true", help="only the network (and launcher)")
     up.set_defaults(func=cmd_up)
 

@@ -180,6 +180,9 @@ def status() -> dict[str, Any] | None:
         "complete": bool(state.data.get("complete")),
         "missing": _missing(state),
         "subnet": spec.subnet,
+        # as enforced, like the rates below: the asked bound times the dilation
+        "dilation": spec.dilation,
+        "queue": str(spec.queue),
         "nodes": [
             {
                 "name": node.name,
@@ -209,7 +212,7 @@ def spec_from_arguments(args: argparse.Namespace) -> ClusterSpec:
             raise ClusterSpecError(f"{args.spec}: expected a mapping of cluster options")
         options.update(loaded)
         names.update((key, f"{args.spec}: {key}") for key in loaded)
-    for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress", "dilation"):
+    for key in ("nodes", "subnet", "cpus", "rate", "egress", "ingress", "dilation", "queue"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
             names[key] = f"--{key}"
@@ -266,7 +269,11 @@ def print_status(as_json: bool) -> int:
         print("gradcode cluster: no cluster is up")
         return 1
     state = "up" if status_now["complete"] and not status_now["missing"] else "BROKEN (run down)"
-    print(f"cluster {state}, subnet {status_now['subnet']}")
+    dilated = f", dilation {status_now['dilation']}" if status_now["dilation"] != 1 else ""
+    print(
+        f"cluster {state}, subnet {status_now['subnet']}{dilated}, every link's queue "
+        f"{status_now['queue']}"
+    )
     head = f"{'node':10s} {'role':7s} {'address':14s} {'egress':>10s} {'ingress':>10s}"
     print(f"{head} {'latency':>9s} {'jitter':>9s}  slurm")
     for node in status_now["nodes"]:

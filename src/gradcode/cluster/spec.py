@@ -33,6 +33,7 @@ from typing import Any
 
 from gradcode.duration import Duration, DurationError
 from gradcode.livecluster.spec import (
+    DEFAULT_QUEUE,
     NO_DELAY,
     PREFIX,
     ClusterSpec,
@@ -65,6 +66,11 @@ SLOWEST = Rate.from_bits(8_000)
 UNLIMITED = ("none", "unlimited")
 #: the longest latency a link takes: past it a link is cut, not slow (``cluster cut``)
 LONGEST_LATENCY = Duration(1_000_000_000)
+#: the shortest and longest queue bound a link takes (``queue``): below a millisecond tbf's
+#: queue holds less than its own bucket at the slowest rates; ten seconds is a deep buffer
+#: at any rate tc emulates
+SHORTEST_QUEUE = Duration(1_000_000)
+LONGEST_QUEUE = Duration(10_000_000_000)
 
 
 def parse_limit(value: object, what: str) -> Rate | None:
@@ -131,11 +137,14 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
     ``master_jitter`` (to the master's node; default: the workers'), ``node_latency`` (per node
     name, a latency or ``{latency:, jitter:}``), ``dilation`` (a whole time-dilation factor
     ``K`` from 1 to ``MAX_DILATION``: the spec holds the rates divided and the latencies
-    multiplied by it, each still whole bits per second and nanoseconds). Unknown keys are
+    multiplied by it, each still whole bits per second and nanoseconds), ``queue`` (how long
+    a packet may wait in any link's queue before it is dropped, ``SHORTEST_QUEUE`` to
+    ``LONGEST_QUEUE``, default ``DEFAULT_QUEUE``; times the dilation). Unknown keys are
     refused.
     """
     known = {
         "dilation",
+        "queue",
         "nodes",
         "subnet",
         "cpus",
@@ -194,8 +203,24 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
         own = overrides.get(name, {})
         rates = (own.get("egress", rates[0]), own.get("ingress", rates[1]))
         nodes.append(NodeSpec(index, name, address, *rates, *delays[index]))
-    spec = ClusterSpec(nodes=tuple(nodes), subnet=str(subnet), cpus=cpus)
+    queue = parse_queue(options.get("queue", DEFAULT_QUEUE), named.get("queue", "queue"))
+    spec = ClusterSpec(nodes=tuple(nodes), subnet=str(subnet), cpus=cpus, queue=queue)
     return _dilate(spec, options.get("dilation", 1), named.get("dilation", "dilation"))
+
+
+def parse_queue(value: object, what: str) -> Duration:
+    """A link's queue bound: a duration (``100ms``) from ``SHORTEST_QUEUE`` to
+    ``LONGEST_QUEUE``; ``ClusterSpecError`` naming ``what`` otherwise."""
+    try:
+        queue = value if isinstance(value, Duration) else Duration.parse(value, what)
+    except DurationError as error:
+        raise ClusterSpecError(str(error)) from None
+    if not SHORTEST_QUEUE <= queue <= LONGEST_QUEUE:
+        raise ClusterSpecError(
+            f"{what}: {value!r} is outside {SHORTEST_QUEUE} .. {LONGEST_QUEUE}, the queue "
+            "bounds a link takes"
+        )
+    return queue
 
 
 def _dilate(spec: ClusterSpec, factor: object, what: str) -> ClusterSpec:
@@ -214,7 +239,8 @@ def _dilate(spec: ClusterSpec, factor: object, what: str) -> ClusterSpec:
         )
         for node in spec.nodes
     )
-    return replace(spec, nodes=nodes, dilation=k)
+    queue = Duration(spec.queue.nanoseconds * k)
+    return replace(spec, nodes=nodes, dilation=k, queue=queue)
 
 
 def dilated_rate(limit: Rate | None, k: int, what: str) -> Rate | None:

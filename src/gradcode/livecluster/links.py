@@ -84,6 +84,8 @@ def links_record() -> dict[str, Any] | None:
             for node in spec.nodes
         ],
         "dilation": enforced.dilation,
+        # how long a packet may wait in a link's queue before it is dropped, as the run sees it
+        "queue": str(spec.queue),
         "delayer": delayer,
         # when a delayer that died last said it was alive (wall clock, to within a second)
         "delayer_last_alive": last_alive,

@@ -22,6 +22,11 @@ from gradcode.rate import Rate
 #: every namespace, link and file the cluster makes starts with this, so nothing else is touched
 PREFIX = "gc-"
 NO_DELAY = Duration(0)
+#: how long a packet may wait in a link's queue for tokens before tbf drops it, as asked: the
+#: switch port's buffer as time at the link's rate (100 ms: 1.25 MB at 100 Mbit/s). Incast
+#: beyond it drops packets that TCP answers with retransmissions the ``shared-links`` model
+#: does not have (docs/measurements/fidelity.md, "CR at N = 156 and the links' queue")
+DEFAULT_QUEUE = Duration(100_000_000)
 #: bytes of a full Ethernet frame (1500-byte MTU and its 14-byte header), as tbf counts them
 FRAME = 1514
 #: seconds of the rate the bucket holds (at least 4 frames): what a message after an idle
@@ -88,6 +93,9 @@ class ClusterSpec:
     cpus: int
     #: time dilation: the nodes' rates and latencies are the enforced (dilated) ones
     dilation: int = 1
+    #: every link's queue bound as enforced (``DEFAULT_QUEUE`` asked, times ``dilation``, so
+    #: that the queue holds the bytes of the undilated link's)
+    queue: Duration = DEFAULT_QUEUE
 
     @property
     def master(self) -> NodeSpec:
@@ -165,10 +173,13 @@ class ClusterSpec:
             )
             for node in self.nodes
         )
-        return replace(self, nodes=nodes, dilation=1)
+        return replace(self, nodes=nodes, dilation=1, queue=Duration(self.queue.nanoseconds // k))
 
     def as_dict(self) -> dict[str, Any]:
         dilated = {"dilation": self.dilation} if self.dilation != 1 else {}
+        # state files of clusters with the default queue stay as they were
+        if self.queue.nanoseconds != DEFAULT_QUEUE.nanoseconds * self.dilation:
+            dilated["queue_ns"] = self.queue.nanoseconds
         return dilated | {
             "subnet": self.subnet,
             "cpus": self.cpus,
@@ -201,9 +212,11 @@ class ClusterSpec:
             )
             for i, n in enumerate(data["nodes"])
         )
+        dilation = int(data.get("dilation", 1))
         return cls(
             nodes=nodes,
             subnet=data["subnet"],
             cpus=int(data["cpus"]),
-            dilation=int(data.get("dilation", 1)),
+            dilation=dilation,
+            queue=Duration(data.get("queue_ns", DEFAULT_QUEUE.nanoseconds * dilation)),
         )

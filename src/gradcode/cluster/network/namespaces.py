@@ -37,16 +37,14 @@ from pathlib import Path
 
 from gradcode.cluster.spec import BRIDGE, NODE_IFACE, PREFIX, SWITCH, ClusterSpec, NodeSpec
 from gradcode.cluster.state import State
+from gradcode.duration import Duration
 from gradcode.errors import UserError
 from gradcode.livecluster.files import RUN_DIR
-from gradcode.livecluster.spec import bucket_bytes
+from gradcode.livecluster.spec import DEFAULT_QUEUE, bucket_bytes
 from gradcode.rate import Rate
 
 NETNS_DIR = Path("/run/netns")
 OUR_NAMES = re.compile(rf"^{PREFIX}(switch|node[0-9]+)$")
-#: tbf's queue bound (ms): a packet waits at most this long for tokens before it is dropped;
-#: on a dilated cluster this times the factor, so that the queue holds the same bytes
-TBF_LATENCY_MS = 100
 #: capabilities bits (linux/capability.h): namespaces and mounts need SYS_ADMIN, links NET_ADMIN
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
 
@@ -117,7 +115,7 @@ def enter(node: str) -> list[str]:
     return ["nsenter", f"--net={netns_path(node)}", f"--uts={uts_path(node)}", "--"]
 
 
-def tbf(rate: Rate, dilation: int = 1) -> list[str]:
+def tbf(rate: Rate, queue: Duration = DEFAULT_QUEUE) -> list[str]:
     """tbf arguments for ``rate`` (whole bits per second, ``spec.parse_limit``, spelled so for
     tc) with a small bucket: 0.5 ms of the rate, at least four full frames (tbf cuts a
     segmentation-offloaded packet larger than that into frames).
@@ -128,12 +126,13 @@ def tbf(rate: Rate, dilation: int = 1) -> list[str]:
     long streams do. Less than about 0.5 ms of the rate starves tbf's timer at high rates
     (a 3 kB bucket passed 600 of 1000 Mbit/s; 125 kB passed 959).
 
-    Under time dilation ``dilation`` (``rate`` the enforced one) the queue bound is that many
-    times longer: its bytes, and so the drops that TCP answers in real (undilated) time, stay
-    those of the undilated link (measured at N = 84 scattered, K = 8: with the bound
-    undilated the master's port dropped 49,000 packets in 5 iterations)."""
+    ``queue`` is tbf's latency bound: a packet waits at most this long for tokens before it
+    is dropped (``ClusterSpec.queue``, the enforced one). Under time dilation it is the asked
+    bound times the factor: the queue's bytes, and so the drops that TCP answers in real
+    (undilated) time, stay those of the undilated link (measured at N = 84 scattered, K = 8:
+    with the bound undilated the master's port dropped 49,000 packets in 5 iterations)."""
     bits = int(rate.bits_per_second)
-    bound = f"{TBF_LATENCY_MS * dilation}ms"
+    bound = f"{queue.nanoseconds // 1000}us"
     return ["tbf", "rate", f"{bits}bit", "burst", str(bucket_bytes(rate)), "latency", bound]
 
 
@@ -142,7 +141,7 @@ DIRECTIONS = ("egress", "ingress")
 
 
 def limit_command(
-    node: NodeSpec, direction: str, rate: Rate | None, dilation: int = 1
+    node: NodeSpec, direction: str, rate: Rate | None, queue: Duration = DEFAULT_QUEUE
 ) -> list[str]:
     """``tc`` limiting one direction of ``node``'s link to ``rate``: ``egress`` on the
     node's own ``gc-veth`` (in its namespace), ``ingress`` on the switch's port to it (in the
@@ -156,7 +155,7 @@ def limit_command(
         raise ValueError(f"direction: egress or ingress (got {direction!r})")
     if rate is None:
         return ["tc", "-n", namespace, "qdisc", "del", "dev", device, "root"]
-    limit = tbf(rate, dilation)
+    limit = tbf(rate, queue)
     return ["tc", "-n", namespace, "qdisc", "replace", "dev", device, "root", *limit]
 
 
@@ -180,7 +179,7 @@ def _node_network(spec: ClusterSpec, node: NodeSpec, state: State) -> None:
     for direction in DIRECTIONS:
         rate = getattr(node, direction)
         if rate is not None:  # unlimited: no qdisc at all
-            run(limit_command(node, direction, rate, spec.dilation))
+            run(limit_command(node, direction, rate, spec.queue))
 
 
 def node_mac(node: NodeSpec) -> str:
