@@ -68,6 +68,8 @@ def cluster():
             "rate": "100mbit",
             "master_rate": "50mbit",
             "node_rates": {"gc-node1": {"ingress": "20mbit"}},
+            # a deeper queue than the default, so that the kernel is seen to hold the asked one
+            "queue": "250ms",
         }
     )
     try:
@@ -150,6 +152,21 @@ def test_links_run_at_the_configured_rates(cluster):
             if measured.bits_per_second >= 0.90 * rate:
                 break
         assert max(m.bits_per_second for m in best) >= 0.90 * rate, best
+
+
+def test_every_link_direction_holds_the_asked_queue(cluster):
+    spec, _ = cluster
+    shown = [
+        subprocess.run(
+            ["tc", "-n", namespace, "qdisc", "show", "dev", device],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for namespace, device in (("gc-node1", NODE_IFACE), ("gc-switch", "gc-n1"))
+    ]
+    assert str(spec.queue) == "250ms"
+    assert all(" tbf " in line and " lat 250ms" in line for line in shown), shown
 
 
 def test_mpiexec_runs_one_rank_per_node_through_the_launcher(cluster):
