@@ -82,6 +82,11 @@ def _times(tmp_path: Path, dilation: int) -> dict[str, tuple[float, dict]]:
     for spec in emulated_cluster(options):
         assert spec.nodes[1].egress is not None
         assert spec.nodes[1].egress.bits_per_second == 100e6 / dilation
+        # TCP's retransmission floor dilated with the links (none set on an undilated one)
+        routes = subprocess.run(
+            ["ip", "-n", "gc-node1", "route"], capture_output=True, text=True, check=True
+        ).stdout
+        assert ("rto_min lock 800ms" in routes) == (dilation == 4), routes
         for name, scheme in SCHEMES.items():
             out = _train(tmp_path, f"{name}-k{dilation}", _run(name, scheme, dilation))
             times = [record["iteration_time"] for record in read_log(out)[1:]]

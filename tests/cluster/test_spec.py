@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradcode.cluster.mpi.hydra import MPICH_ENV, launcher_script, mpiexec_command
-from gradcode.cluster.network.namespaces import neighbour_batch, node_mac, tbf
+from gradcode.cluster.network.namespaces import neighbour_batch, node_mac, rto_min_command, tbf
 from gradcode.cluster.slurm import node_memory, slurm_conf, task_prolog
 from gradcode.cluster.spec import (
     ClusterSpec,
@@ -328,6 +328,14 @@ def test_a_link_s_queue_bound_is_asked_once_enforced_times_k_and_read_back():
     for bad, says in (("0.5ms", "outside 1ms .. 10s"), ("20s", "outside"), ("fast", "duration")):
         with pytest.raises(ClusterSpecError, match=f"--queue: .*{says}"):
             build_spec(asked | {"queue": bad}, {"queue": "--queue"})
+
+
+def test_a_dilated_node_s_route_floors_tcp_s_time_out_k_times_higher():
+    spec = build_spec({"nodes": 3, "subnet": "10.9.8.0/24", "dilation": 64})
+    assert rto_min_command(spec, spec.nodes[2]) == [
+        *("ip", "-n", "gc-node2", "route", "change", "10.9.8.0/24", "dev", "gc-veth"),
+        *("proto", "kernel", "scope", "link", "src", "10.9.8.12", "rto_min", "12800ms"),
+    ]
 
 
 def test_a_dilation_that_leaves_no_whole_bit_rate_is_refused_naming_the_option():
