@@ -95,12 +95,21 @@ def test_a_rank_on_dense_data_never_imports_scipy_or_the_downloader(tmp_path):
         "model.partial_gradient(prepared.X_train, prepared.y_train, theta)\n"
         "from gradcode.codes import build as code\n"
         "c = code('frc', n=4, s=1)\n"
-        "loaded = [m for m in ('scipy', 'urllib.request', 'http.client') if m in sys.modules]\n"
-        "print(loaded, gradcode.__version__)\n"
+        "print(gradcode.__version__)\n"
+    )
+    _imports_none_of(script, ("scipy", "urllib.request", "http.client"))
+
+
+def _imports_none_of(script: str, modules: tuple[str, ...]) -> None:
+    """``script`` run in a fresh interpreter loads none of ``modules``."""
+    check = (
+        f"{script}import sys\n"
+        f"loaded = [m for m in {modules!r} if m in sys.modules]\n"
+        "print(loaded)\n"
         "sys.exit(1 if loaded else 0)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", check], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -146,16 +155,5 @@ def test_the_workflow_s_pipeline_modules_import_no_scipy():
     # and what `from gradcode.pipeline import paths, rule_times` imports
     modules = sorted({line.split()[1] for line in imports} | {"gradcode.pipeline.paths"})
     assert "gradcode.pipeline.figures" in modules
-    script = (
-        "import sys\n"
-        f"for name in {modules!r}:\n"
-        "    __import__(name)\n"
-        "from gradcode.sim import ResultRow\n"
-        "loaded = [m for m in ('scipy', 'gradcode.sim.montecarlo') if m in sys.modules]\n"
-        "print(loaded)\n"
-        "sys.exit(1 if loaded else 0)\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    script = f"for name in {modules!r}:\n    __import__(name)\nfrom gradcode.sim import ResultRow\n"
+    _imports_none_of(script, ("scipy", "gradcode.sim.montecarlo"))
