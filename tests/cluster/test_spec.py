@@ -316,15 +316,18 @@ def test_a_link_s_queue_bound_is_asked_once_enforced_times_k_and_read_back():
     asked = {"nodes": 3, "rate": "100mbit"}
     plain = build_spec(asked)
     assert str(plain.queue) == "100ms"
-    assert tbf(mbit(100), plain.queue)[5:] == ["latency", "100000us"]
+    assert tbf(mbit(100), plain.enforced_queue_us)[5:] == ["latency", "100000us"]
     assert "queue_ns" not in plain.as_dict()  # default state files unchanged
     deep = build_spec(asked | {"queue": "400ms", "dilation": 4})
-    assert str(deep.queue) == "1600ms" and str(deep.virtual().queue) == "400ms"
+    assert str(deep.queue) == "400ms" and deep.enforced_queue_us == 1_600_000
+    assert deep.virtual().queue == deep.queue
     assert ClusterSpec.from_dict(deep.as_dict()) == deep
     # a dilated default keeps the undilated link's bytes, as before the bound could be asked
-    assert str(build_spec(asked | {"dilation": 4}).queue) == "400ms"
+    assert build_spec(asked | {"dilation": 4}).enforced_queue_us == 400_000
     old = build_spec(asked | {"dilation": 4}).as_dict()
-    assert "queue_ns" not in old and str(ClusterSpec.from_dict(old).queue) == "400ms"
+    assert "queue_ns" not in old and ClusterSpec.from_dict(old).enforced_queue_us == 400_000
+    # longer than a Duration holds once dilated: tc takes it in microseconds
+    assert build_spec(asked | {"queue": "2500ms", "dilation": 64}).enforced_queue_us == 160e6
     for bad, says in (("0.5ms", "outside 1ms .. 10s"), ("20s", "outside"), ("fast", "duration")):
         with pytest.raises(ClusterSpecError, match=f"--queue: .*{says}"):
             build_spec(asked | {"queue": bad}, {"queue": "--queue"})

@@ -180,7 +180,7 @@ def status() -> dict[str, Any] | None:
         "complete": bool(state.data.get("complete")),
         "missing": _missing(state),
         "subnet": spec.subnet,
-        # as enforced, like the rates below: the asked bound times the dilation
+        # the queue as asked (the kernel holds it times the dilation), the rates as enforced
         "dilation": spec.dilation,
         "queue": str(spec.queue),
         "nodes": [

@@ -139,8 +139,8 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
     ``K`` from 1 to ``MAX_DILATION``: the spec holds the rates divided and the latencies
     multiplied by it, each still whole bits per second and nanoseconds), ``queue`` (how long
     a packet may wait in any link's queue before it is dropped, ``SHORTEST_QUEUE`` to
-    ``LONGEST_QUEUE``, default ``DEFAULT_QUEUE``; times the dilation). Unknown keys are
-    refused.
+    ``LONGEST_QUEUE``, default ``DEFAULT_QUEUE``; the kernel holds it times the dilation).
+    Unknown keys are refused.
     """
     known = {
         "dilation",
@@ -239,8 +239,7 @@ def _dilate(spec: ClusterSpec, factor: object, what: str) -> ClusterSpec:
         )
         for node in spec.nodes
     )
-    queue = Duration(spec.queue.nanoseconds * k)
-    return replace(spec, nodes=nodes, dilation=k, queue=queue)
+    return replace(spec, nodes=nodes, dilation=k)
 
 
 def dilated_rate(limit: Rate | None, k: int, what: str) -> Rate | None:

@@ -93,9 +93,15 @@ class ClusterSpec:
     cpus: int
     #: time dilation: the nodes' rates and latencies are the enforced (dilated) ones
     dilation: int = 1
-    #: every link's queue bound as enforced (``DEFAULT_QUEUE`` asked, times ``dilation``, so
-    #: that the queue holds the bytes of the undilated link's)
+    #: every link's queue bound as asked (``DEFAULT_QUEUE``); the kernel holds it times
+    #: ``dilation`` (``enforced_queue_us``), so that the queue holds the undilated link's bytes
     queue: Duration = DEFAULT_QUEUE
+
+    @property
+    def enforced_queue_us(self) -> int:
+        """The queue bound tbf enforces, in microseconds (tc's unit): the asked one times the
+        dilation, which may exceed what a ``Duration`` holds (2.5 s at K = 64)."""
+        return self.queue.nanoseconds // 1000 * self.dilation
 
     @property
     def master(self) -> NodeSpec:
@@ -173,12 +179,12 @@ class ClusterSpec:
             )
             for node in self.nodes
         )
-        return replace(self, nodes=nodes, dilation=1, queue=Duration(self.queue.nanoseconds // k))
+        return replace(self, nodes=nodes, dilation=1)
 
     def as_dict(self) -> dict[str, Any]:
         dilated = {"dilation": self.dilation} if self.dilation != 1 else {}
         # state files of clusters with the default queue stay as they were
-        if self.queue.nanoseconds != DEFAULT_QUEUE.nanoseconds * self.dilation:
+        if self.queue != DEFAULT_QUEUE:
             dilated["queue_ns"] = self.queue.nanoseconds
         return dilated | {
             "subnet": self.subnet,
@@ -218,5 +224,5 @@ class ClusterSpec:
             subnet=data["subnet"],
             cpus=int(data["cpus"]),
             dilation=dilation,
-            queue=Duration(data.get("queue_ns", DEFAULT_QUEUE.nanoseconds * dilation)),
+            queue=Duration(data.get("queue_ns", DEFAULT_QUEUE.nanoseconds)),
         )

@@ -38,13 +38,13 @@ from pathlib import Path
 
 from gradcode.cluster.spec import BRIDGE, NODE_IFACE, PREFIX, SWITCH, ClusterSpec, NodeSpec
 from gradcode.cluster.state import State
-from gradcode.duration import Duration
 from gradcode.errors import UserError
 from gradcode.livecluster.files import RUN_DIR
 from gradcode.livecluster.spec import DEFAULT_QUEUE, bucket_bytes
 from gradcode.rate import Rate
 
 NETNS_DIR = Path("/run/netns")
+DEFAULT_QUEUE_US = DEFAULT_QUEUE.nanoseconds // 1000
 OUR_NAMES = re.compile(rf"^{PREFIX}(switch|node[0-9]+)$")
 #: capabilities bits (linux/capability.h): namespaces and mounts need SYS_ADMIN, links NET_ADMIN
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
@@ -116,7 +116,7 @@ def enter(node: str) -> list[str]:
     return ["nsenter", f"--net={netns_path(node)}", f"--uts={uts_path(node)}", "--"]
 
 
-def tbf(rate: Rate, queue: Duration = DEFAULT_QUEUE) -> list[str]:
+def tbf(rate: Rate, queue_us: int = DEFAULT_QUEUE_US) -> list[str]:
     """tbf arguments for ``rate`` (whole bits per second, ``spec.parse_limit``, spelled so for
     tc) with a small bucket: 0.5 ms of the rate, at least four full frames (tbf cuts a
     segmentation-offloaded packet larger than that into frames).
@@ -127,13 +127,13 @@ def tbf(rate: Rate, queue: Duration = DEFAULT_QUEUE) -> list[str]:
     long streams do. Less than about 0.5 ms of the rate starves tbf's timer at high rates
     (a 3 kB bucket passed 600 of 1000 Mbit/s; 125 kB passed 959).
 
-    ``queue`` is tbf's latency bound: a packet waits at most this long for tokens before it
-    is dropped (``ClusterSpec.queue``, the enforced one). Under time dilation it is the asked
+    ``queue_us`` is tbf's latency bound: a packet waits at most this long for tokens before
+    it is dropped (``ClusterSpec.enforced_queue_us``). Under time dilation it is the asked
     bound times the factor: the queue's bytes, and so the drops that TCP answers in real
     (undilated) time, stay those of the undilated link (measured at N = 84 scattered, K = 8:
     with the bound undilated the master's port dropped 49,000 packets in 5 iterations)."""
     bits = int(rate.bits_per_second)
-    bound = f"{queue.nanoseconds // 1000}us"
+    bound = f"{queue_us}us"
     return ["tbf", "rate", f"{bits}bit", "burst", str(bucket_bytes(rate)), "latency", bound]
 
 
@@ -142,7 +142,7 @@ DIRECTIONS = ("egress", "ingress")
 
 
 def limit_command(
-    node: NodeSpec, direction: str, rate: Rate | None, queue: Duration = DEFAULT_QUEUE
+    node: NodeSpec, direction: str, rate: Rate | None, queue_us: int = DEFAULT_QUEUE_US
 ) -> list[str]:
     """``tc`` limiting one direction of ``node``'s link to ``rate``: ``egress`` on the
     node's own ``gc-veth`` (in its namespace), ``ingress`` on the switch's port to it (in the
@@ -156,7 +156,7 @@ def limit_command(
         raise ValueError(f"direction: egress or ingress (got {direction!r})")
     if rate is None:
         return ["tc", "-n", namespace, "qdisc", "del", "dev", device, "root"]
-    limit = tbf(rate, queue)
+    limit = tbf(rate, queue_us)
     return ["tc", "-n", namespace, "qdisc", "replace", "dev", device, "root", *limit]
 
 
@@ -182,7 +182,7 @@ def _node_network(spec: ClusterSpec, node: NodeSpec, state: State) -> None:
     for direction in DIRECTIONS:
         rate = getattr(node, direction)
         if rate is not None:  # unlimited: no qdisc at all
-            run(limit_command(node, direction, rate, spec.queue))
+            run(limit_command(node, direction, rate, spec.enforced_queue_us))
 
 
 #: Linux's floor on TCP's retransmission time-out (``TCP_RTO_MIN``, include/net/tcp.h)

@@ -73,7 +73,7 @@ class Limit:
 
     def command(self, spec: ClusterSpec) -> list[str]:
         node = spec.node(self.node)
-        return namespaces.limit_command(node, self.direction, self.rate, spec.queue)
+        return namespaces.limit_command(node, self.direction, self.rate, spec.enforced_queue_us)
 
 
 @dataclass(frozen=True)
