@@ -16,7 +16,7 @@ from gradcode.runfile.config import load_config
 from gradcode.runfile.reference import serial_trajectory
 from gradcode.train.faults.caught import EXIT_DECODING_FAILED, LIAR_REASON
 from gradcode.train.faults.failures import EXIT_CANNOT_CONTINUE
-from tests.helpers.mpi import base_run, relative_errors, run_config
+from tests.helpers.mpi import Job, base_run, relative_errors, run_config
 
 pytestmark = pytest.mark.mpi
 
@@ -30,14 +30,21 @@ def _run(data, **overrides):
     return base_run(data, iterations=7, scheme=SCHEME, stragglers=LATE_THREE, **overrides)
 
 
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory, logistic_data) -> Job:
+    """The run without liars, which two tests compare with bit for bit: one job per worker
+    process of the session instead of one per test."""
+    tmp = tmp_path_factory.mktemp("honest")
+    return run_config(tmp, _run(logistic_data), ranks=5, name="honest").check()
+
+
 def _failure_line(job) -> str:
     lines = [line for line in job.result.stderr.splitlines() if "gradcode.train: stopped" in line]
     assert len(lines) == 1, job.result.stderr[-3000:]
     return lines[0]
 
 
-def test_a_dropped_liar_is_neither_used_nor_waited_for(tmp_path, logistic_data):
-    honest = run_config(tmp_path, _run(logistic_data), ranks=5, name="honest").check()
+def test_a_dropped_liar_is_neither_used_nor_waited_for(tmp_path, logistic_data, honest):
     adversaries = {"workers": [1], **REVERSED, "iterations": {"start": 2}, "caught": "drop"}
     job = run_config(tmp_path, _run(logistic_data, adversaries=adversaries), ranks=5).check()
     log = job.log()
@@ -104,10 +111,9 @@ def test_a_dropped_liar_and_a_death_past_the_code_stop_the_run(tmp_path, logisti
     assert job.log()[1]["dropped"][0]["worker"] == 1
 
 
-def test_a_spare_takes_a_dropped_liars_place_honestly(tmp_path, logistic_data):
+def test_a_spare_takes_a_dropped_liars_place_honestly(tmp_path, logistic_data, honest):
     """Open MPI with ULFM and one spare: worker 1 is dropped at iteration 2, the spare serves
     worker 1 from then on (honestly: the liar was the process) and is decoded from again."""
-    honest = run_config(tmp_path, _run(logistic_data), ranks=5, name="honest").check()
     adversaries = {"workers": [1], **REVERSED, "iterations": {"start": 2}, "caught": "drop"}
     run = _run(logistic_data, adversaries=adversaries, faults={"spares": 1}) | {"iterations": 10}
     job = run_config(tmp_path, run, ranks=6).check()
