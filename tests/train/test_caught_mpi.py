@@ -16,7 +16,7 @@ from gradcode.runfile.config import load_config
 from gradcode.runfile.reference import serial_trajectory
 from gradcode.train.faults.caught import EXIT_DECODING_FAILED, LIAR_REASON
 from gradcode.train.faults.failures import EXIT_CANNOT_CONTINUE
-from tests.helpers.mpi import base_run, relative_errors, run_config
+from tests.helpers.mpi import Job, base_run, relative_errors, run_config
 
 pytestmark = pytest.mark.mpi
 
@@ -30,14 +30,22 @@ def _run(data, **overrides):
     return base_run(data, iterations=7, scheme=SCHEME, stragglers=LATE_THREE, **overrides)
 
 
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory, logistic_data) -> Job:
+    """The run without liars, which the two tests below compare with bit for bit: one job per
+    pytest-xdist worker instead of one per test (the two are next to each other, so the
+    first half of a split file, one worker's, holds both)."""
+    tmp = tmp_path_factory.mktemp("honest")
+    return run_config(tmp, _run(logistic_data), ranks=5, name="honest").check()
+
+
 def _failure_line(job) -> str:
     lines = [line for line in job.result.stderr.splitlines() if "gradcode.train: stopped" in line]
     assert len(lines) == 1, job.result.stderr[-3000:]
     return lines[0]
 
 
-def test_a_dropped_liar_is_neither_used_nor_waited_for(tmp_path, logistic_data):
-    honest = run_config(tmp_path, _run(logistic_data), ranks=5, name="honest").check()
+def test_a_dropped_liar_is_neither_used_nor_waited_for(tmp_path, logistic_data, honest):
     adversaries = {"workers": [1], **REVERSED, "iterations": {"start": 2}, "caught": "drop"}
     job = run_config(tmp_path, _run(logistic_data, adversaries=adversaries), ranks=5).check()
     log = job.log()
@@ -55,6 +63,30 @@ def test_a_dropped_liar_is_neither_used_nor_waited_for(tmp_path, logistic_data):
     assert np.array_equal(job.trajectory(), honest.trajectory())
     reference = serial_trajectory(load_config(job.run_file))
     assert relative_errors(job.trajectory(), reference).max() <= 1e-12
+
+
+def test_a_spare_takes_a_dropped_liars_place_honestly(tmp_path, logistic_data, honest):
+    """Open MPI with ULFM and one spare: worker 1 is dropped at iteration 2, the spare serves
+    worker 1 from then on (honestly: the liar was the process) and is decoded from again."""
+    adversaries = {"workers": [1], **REVERSED, "iterations": {"start": 2}, "caught": "drop"}
+    run = _run(logistic_data, adversaries=adversaries, faults={"spares": 1}) | {"iterations": 10}
+    job = run_config(tmp_path, run, ranks=6).check()
+    summary = job.summary()
+    [replacement] = summary["replacements"]
+    assert replacement["reason"] == "dropped as a liar" and replacement["worker"] == 1
+    assert replacement["failed_rank"] == 2 and replacement["spare_rank"] == 5
+    assert summary["dropped"][0]["rank"] == 2 and summary["failed_workers"] == []
+    log = job.log()
+    assert log[2]["replacements"][0]["spare_rank"] == 5
+    assert log[-1]["replaced"] == [{"worker": 1, "rank": 5}]
+    later = [record for record in log[3:] if 1 in record["used"]]
+    assert later, "the spare's messages were never decoded from"
+    for record in log[3:]:
+        assert record["adversaries"] == []
+        assert not any(message["corrupted"] for message in record["messages"])
+    reference = serial_trajectory(load_config(job.run_file))
+    assert relative_errors(job.trajectory(), reference).max() <= 1e-12
+    assert np.array_equal(job.trajectory()[:6], honest.trajectory()[:6])
 
 
 def test_more_liars_than_the_code_corrects_stop_the_run(tmp_path, logistic_data):
@@ -102,28 +134,3 @@ def test_a_dropped_liar_and_a_death_past_the_code_stop_the_run(tmp_path, logisti
     assert "worker 3 (rank 4" in line and "cannot decode without workers [1, 3]" in line
     assert "workers [1] dropped, named as liars by the decoder" in line
     assert job.log()[1]["dropped"][0]["worker"] == 1
-
-
-def test_a_spare_takes_a_dropped_liars_place_honestly(tmp_path, logistic_data):
-    """Open MPI with ULFM and one spare: worker 1 is dropped at iteration 2, the spare serves
-    worker 1 from then on (honestly: the liar was the process) and is decoded from again."""
-    honest = run_config(tmp_path, _run(logistic_data), ranks=5, name="honest").check()
-    adversaries = {"workers": [1], **REVERSED, "iterations": {"start": 2}, "caught": "drop"}
-    run = _run(logistic_data, adversaries=adversaries, faults={"spares": 1}) | {"iterations": 10}
-    job = run_config(tmp_path, run, ranks=6).check()
-    summary = job.summary()
-    [replacement] = summary["replacements"]
-    assert replacement["reason"] == "dropped as a liar" and replacement["worker"] == 1
-    assert replacement["failed_rank"] == 2 and replacement["spare_rank"] == 5
-    assert summary["dropped"][0]["rank"] == 2 and summary["failed_workers"] == []
-    log = job.log()
-    assert log[2]["replacements"][0]["spare_rank"] == 5
-    assert log[-1]["replaced"] == [{"worker": 1, "rank": 5}]
-    later = [record for record in log[3:] if 1 in record["used"]]
-    assert later, "the spare's messages were never decoded from"
-    for record in log[3:]:
-        assert record["adversaries"] == []
-        assert not any(message["corrupted"] for message in record["messages"])
-    reference = serial_trajectory(load_config(job.run_file))
-    assert relative_errors(job.trajectory(), reference).max() <= 1e-12
-    assert np.array_equal(job.trajectory()[:6], honest.trajectory()[:6])

@@ -3,6 +3,8 @@ serial run of the same partitions (``gradcode.runfile.reference``)."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -25,8 +27,19 @@ def _network_run(data, model, scheme, **overrides):
     )
 
 
-def test_an_uncoded_network_job_reproduces_the_serial_run_bit_for_bit(tmp_path, digits_data):
-    run = _network_run(digits_data, MLP, {"name": "uncoded", "params": {"n": 4}}, seed=3)
+def test_an_uncoded_network_job_reproduces_the_serial_run_bit_for_bit_and_resumes_so(
+    tmp_path, digits_data
+):
+    """Its checkpoints kept, the job also gives the float64 resume its checkpoint: a second job
+    started from the one of iteration 3 ends on the same iterates (one network job less than
+    a run of 3 iterations to resume from; the float32 resume below extends a finished run)."""
+    run = _network_run(
+        digits_data,
+        MLP,
+        {"name": "uncoded", "params": {"n": 4}},
+        seed=3,
+        checkpoint={"every": 1, "keep": 6},
+    )
     job = run_config(tmp_path, run, ranks=5).check()
     config = load_config(job.run_file)
     reference = serial_trajectory(config)
@@ -35,6 +48,12 @@ def test_an_uncoded_network_job_reproduces_the_serial_run_bit_for_bit(tmp_path, 
     log = job.log()
     assert log[-1]["accuracy"] > log[0]["accuracy"] and log[-1]["loss"] < log[0]["loss"]
     assert job.summary()["model"] == {"kind": "mlp", "l2": 0.0, "params": {"hidden": [16]}}
+    checkpoint = job.out / "checkpoints" / "ckpt-00000003.npz"
+    (tmp_path / "resumed" / "checkpoints").mkdir(parents=True)
+    shutil.copyfile(checkpoint, tmp_path / "resumed" / "checkpoints" / checkpoint.name)
+    resumed = run_config(tmp_path, run, ranks=5, name="resumed").check()
+    assert resumed.summary()["resumed_from"] == 3
+    np.testing.assert_array_equal(resumed.trajectory(), reference)
 
 
 @pytest.mark.parametrize(
@@ -61,17 +80,14 @@ def test_an_exact_code_trains_a_network_as_the_serial_run_does(
     assert errors.max() <= TOLERANCE[model["params"].get("dtype", "float64")], errors
 
 
-@pytest.mark.parametrize(
-    ("model", "optimizer"),
-    [(MLP, "gd"), (SINGLE, "nesterov")],
-    ids=["float64-gd", "float32-nesterov"],
-)
-def test_a_network_run_resumes_from_its_checkpoint_exactly(tmp_path, digits_data, model, optimizer):
+def test_a_float32_network_run_resumes_from_its_checkpoint_exactly(tmp_path, digits_data):
     """Bit for bit in float32 too: the checkpoint holds the float64 iterate (and Nesterov's
-    momentum), from which a float32 network rounds the same float32 parameters again."""
+    momentum), from which a float32 network rounds the same float32 parameters again. The
+    first job ends at iteration 3; the second extends it to 6 (float64's resume: the uncoded
+    test above)."""
     scheme = {"name": "uncoded", "params": {"n": 4}}
-    first = _network_run(digits_data, model, scheme, iterations=3, checkpoint={"every": 1})
-    first["optimizer"] = {"kind": optimizer, "step": 0.5}
+    first = _network_run(digits_data, SINGLE, scheme, iterations=3, checkpoint={"every": 1})
+    first["optimizer"] = {"kind": "nesterov", "step": 0.5}
     run_config(tmp_path, first, ranks=5, name="run").check()
     job = run_config(tmp_path, first | {"iterations": 6}, ranks=5, name="run").check()
     assert job.summary()["resumed_from"] == 3

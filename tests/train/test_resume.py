@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -111,18 +112,23 @@ def test_killed_job_resumes_to_the_same_model(tmp_path, logistic_data, uninterru
 
 
 def test_rerunning_a_finished_job_changes_nothing(tmp_path, logistic_data, uninterrupted):
+    # the finished job is the uninterrupted one: the same run file, so its output directory
+    # (checkpoints included) is what a first run here would leave, without running it again
+    shutil.copytree(uninterrupted.out, tmp_path / "out")
     run = resumable_run(logistic_data)
-    first = run_config(tmp_path, run, ranks=5, name="out").check()
-    model = first.model()
+    model = np.load(tmp_path / "out" / "model.npy")
     again = run_config(tmp_path, run, ranks=5, name="out").check()
     np.testing.assert_array_equal(again.model(), model)
     assert again.summary()["resumed_from"] == ITERATIONS
     assert len(again.log()) == ITERATIONS
 
 
-def test_a_checkpoint_of_another_configuration_is_not_resumed(tmp_path, logistic_data):
+def test_a_checkpoint_of_another_configuration_is_not_resumed(
+    tmp_path, logistic_data, uninterrupted
+):
+    # the checkpoints of the uninterrupted run, whose configuration differs in its step only
+    shutil.copytree(uninterrupted.out, tmp_path / "out")
     run = resumable_run(logistic_data) | {"iterations": 6}
-    run_config(tmp_path, run, ranks=5, name="out").check()
     changed = run | {"optimizer": {"kind": "tandon", "step": 3.0}}
     refused = run_config(tmp_path, changed, ranks=5, name="out")
     assert refused.result.returncode == 2
