@@ -365,13 +365,16 @@ class GradientCode(ABC):
             straggler_sets = (
                 tuple(rng.choice(self.n, size=self.s, replace=False)) for _ in range(limit)
             )
+        # every worker's keys once, not once a pattern: an exhaustive check yields thousands
+        keys = [self.message_keys(i) for i in range(self.n)]
         for stragglers in straggler_sets:
-            alive = [i for i in range(self.n) if i not in set(stragglers)]
+            missing = set(stragglers)
+            alive = [i for i in range(self.n) if i not in missing]
             corrupted: frozenset = frozenset()
             if self.a:
                 bad = rng.choice(len(alive), size=self.a, replace=False)
-                corrupted = frozenset(k for j in bad for k in self.message_keys(alive[int(j)]))
-            yield Pattern(frozenset(k for i in alive for k in self.message_keys(i)), corrupted)
+                corrupted = frozenset(k for j in bad for k in keys[alive[int(j)]])
+            yield Pattern(frozenset(k for i in alive for k in keys[i]), corrupted)
 
     def count_patterns(self) -> int:
         """Number of patterns ``patterns(exhaustive=True)`` yields."""

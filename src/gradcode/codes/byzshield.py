@@ -159,9 +159,11 @@ class ByzShield(EveryLiarPatterns, Voting, LinearCode):
         self.a = (self.r - 1) // 2
         self._keys = tuple((w, j) for w in range(self.n) for j in range(self.l))
         self._file_of = {(w, j): self._files[w][j] for w, j in self._keys}
-        self._copies: tuple[tuple[MessageKey, ...], ...] = tuple(
-            tuple(key for key in self._keys if self._file_of[key] == p) for p in range(self.k)
-        )
+        # one pass over the keys, not one per file (quadratic: 4 s of a 60 s profile at n <= 50)
+        copies: list[list[MessageKey]] = [[] for _ in range(self.k)]
+        for key in self._keys:
+            copies[self._file_of[key]].append(key)
+        self._copies: tuple[tuple[MessageKey, ...], ...] = tuple(map(tuple, copies))
         #: (n, k) 0/1: worker w holds file p
         self._holds = np.zeros((self.n, self.k), dtype=np.int64)
         for w, files in enumerate(self._files):

@@ -9,10 +9,25 @@ a decode's time at the sizes the runtime sees (``docs/measurements/decode-cost.m
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 import numpy as np
 
 from gradcode.blas import daxpy, single_threaded_blas
+
+#: multiply-adds below which a combination skips ``single_threaded_blas``: OpenBLAS runs an
+#: axpy of at most 10,000 elements and a product of at most 65,536 * 4 multiply-adds on one
+#: thread whatever its setting (interface/axpy.c, interface/gemm.c), so limiting and restoring
+#: its threads (26 us, more on busy cores) costs a small decode more than its arithmetic (4.8 s
+#: of 62 in a profile of the exhaustive checks of ``heterogeneous`` and ``gc-mmc``, length 37)
+SMALL_WORK = 8192
+
+
+def _blas_threads(work: int) -> AbstractContextManager[Any]:
+    """``single_threaded_blas()``, or nothing for ``work`` (multiply-adds) that BLAS runs on
+    one thread anyway."""
+    return nullcontext() if work <= SMALL_WORK else single_threaded_blas()
 
 
 def split_chunks(partials: np.ndarray, m: int) -> np.ndarray:
@@ -51,7 +66,7 @@ def linear_combination(
     """
     # level-1 BLAS is memory-bound: a second thread gains nothing, and on busy cores (MPI
     # ranks, other jobs) OpenBLAS's spinning threads make daxpy 3-100x slower
-    with single_threaded_blas():
+    with _blas_threads(len(vectors) * out.size):
         return _linear_combination(out, coefficients, vectors)
 
 
@@ -105,7 +120,7 @@ def combine_chunks(
         ordered = np.ascontiguousarray(coefficients[:, order])
         block = max(MIN_BLOCK_COLUMNS, min(ROWS_BLOCK_COLUMNS, ROWS_BLOCK_BYTES // (8 * count)))
         # no gather: each block of the rows is read from memory once, by the product itself
-        with single_threaded_blas():
+        with _blas_threads(m * count * width):
             for start in range(0, width, block):
                 stop = min(start + block, width)
                 np.matmul(ordered, matrix[:, start:stop], out=out[:, start:stop])
@@ -115,7 +130,7 @@ def combine_chunks(
     # adds a few us per block); matmul writes into the strided view of ``out`` through BLAS's
     # leading dimension, with no product temporary to copy back (measured: 1 ms of 5 at m = 9)
     gathered = np.empty(count * min(block, width))
-    with single_threaded_blas():
+    with _blas_threads(m * count * width):
         for start in range(0, width, block):
             stop = min(start + block, width)
             columns = gathered[: count * (stop - start)]

@@ -39,14 +39,24 @@ def same_value(x: np.ndarray, y: np.ndarray, tol: float) -> bool:
     copies differ by round-off where the ranks' kernels differ). A copy that is not finite
     agrees with nothing, itself included: an infinity would otherwise agree with every value
     (``inf <= tol * inf``), and a NaN is no gradient."""
-    return _agree(x, y, float(np.linalg.norm(x)), float(np.linalg.norm(y)), tol)
+    return _agree(x, y, _norm(x), _norm(y), tol)
 
 
 def _agree(x: np.ndarray, y: np.ndarray, x_norm: float, y_norm: float, tol: float) -> bool:
     """``same_value`` with both norms in hand."""
     if not (math.isfinite(x_norm) and math.isfinite(y_norm)):
         return False
-    return float(np.linalg.norm(x - y)) <= tol * max(x_norm, y_norm)
+    return _norm(x - y) <= tol * max(x_norm, y_norm)
+
+
+def _norm(vector: np.ndarray) -> float:
+    """``np.linalg.norm`` of a float64 vector, bit for bit (the square root of its dot with
+    itself, which is what numpy computes) without its checks: a vote takes one per copy and
+    per pair, and the checks were two thirds of ByzShield's decode (4 us of 6 a norm)."""
+    if vector.dtype != np.float64:
+        return float(np.linalg.norm(vector))
+    flat = vector.ravel(order="K")
+    return math.sqrt(float(flat.dot(flat)))
 
 
 class Copies:
@@ -57,7 +67,7 @@ class Copies:
     def __init__(self, vectors: Sequence[np.ndarray], tol: float) -> None:
         self.vectors = vectors
         self.tol = tol
-        self._norms = [float(np.linalg.norm(vector)) for vector in vectors]
+        self._norms = [_norm(vector) for vector in vectors]
         self._pairs: dict[tuple[int, int], bool] = {}
 
     def same(self, i: int, j: int) -> bool:
@@ -75,8 +85,12 @@ class Copies:
         for index in range(len(self.vectors)):
             if besides is not None and self.same(index, besides):
                 continue
-            if sum(self.same(index, other) for other in range(len(self.vectors))) >= quorum:
-                return index
+            # counting stops at the quorum: the rest of the pairs cannot change the answer
+            agreeing = 0
+            for other in range(len(self.vectors)):
+                agreeing += self.same(index, other)
+                if agreeing >= quorum:
+                    return index
         return None
 
 
