@@ -142,24 +142,10 @@ def build_spec(options: Mapping[str, Any], names: Mapping[str, str] | None = Non
     ``LONGEST_QUEUE``, default ``DEFAULT_QUEUE``; the kernel holds it times the dilation).
     Unknown keys are refused.
     """
-    known = {
-        "dilation",
-        "queue",
-        "nodes",
-        "subnet",
-        "cpus",
-        "rate",
-        "egress",
-        "ingress",
-        "master_rate",
-        "master_egress",
-        "master_ingress",
-        "node_rates",
-        *DELAY_KEYS,
-    }
-    unknown = sorted(set(options) - known)
+    unknown = sorted(set(options) - OPTION_KEYS)
     if unknown:
-        raise ClusterSpecError(f"unknown cluster option(s) {unknown} (known: {sorted(known)})")
+        known = sorted(OPTION_KEYS)
+        raise ClusterSpecError(f"unknown cluster option(s) {unknown} (known: {known})")
     count = _positive_int(options.get("nodes", 3), "nodes", 2, MAX_NODES)
     cpus = _positive_int(options.get("cpus", 4), "cpus", 1, 1024)
     try:
@@ -275,6 +261,15 @@ def dilated_delay(value: Duration, k: int, what: str) -> Duration:
 
 #: the keys of a cluster's latencies (``build_spec``)
 DELAY_KEYS = ("latency", "jitter", "master_latency", "master_jitter", "node_latency")
+#: the keys of a cluster description (``build_spec``)
+OPTION_KEYS = frozenset(
+    {
+        *("nodes", "subnet", "cpus", "dilation", "queue"),
+        *("rate", "egress", "ingress", "master_rate", "master_egress", "master_ingress"),
+        "node_rates",
+        *DELAY_KEYS,
+    }
+)
 
 
 def _delays(
