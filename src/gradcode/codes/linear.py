@@ -65,21 +65,19 @@ class LinearCode(GradientCode):
     def encode_message(self, key: MessageKey, partials: np.ndarray) -> np.ndarray:
         found = self._encoders.get(key)
         if found is None:
+            # a key's coefficients once: finding them again was two thirds of encoding a
+            # message at l = 37 (5 us of 7.7), which verification does for every probe
             parts = self.partitions(self.worker_of(key))
             need = self.message_prefix(key)
-        else:
-            need, coefficients = found
+            coefficients = self._encoding[self._key_index[key]][list(parts[:need])]  # (need, m)
+            found = self._encoders[key] = (need, coefficients)
+        need, coefficients = found
         partials = np.asarray(partials, dtype=np.float64)
         if partials.ndim != 2 or partials.shape[0] < need:
             raise ValueError(
                 f"{self.name}: message {key!r} needs partials of shape ({need}, l) "
                 f"(got {partials.shape})"
             )
-        if found is None:
-            # a key's coefficients once: finding them again was two thirds of encoding a
-            # message at l = 37 (5 us of 7.7), which verification does for every probe
-            coefficients = self._encoding[self._key_index[key]][list(parts[:need])]  # (need, m)
-            self._encoders[key] = (need, coefficients)
         if need == 1 and self.m == 1:
             # one partial's multiple: what the einsum below gives, without its 0.1 ms a message
             # on a worker whose cores the other workers share (uncoded, d = 1, first messages)

@@ -182,11 +182,11 @@ class ClusterSpec:
         return replace(self, nodes=nodes, dilation=1)
 
     def as_dict(self) -> dict[str, Any]:
-        dilated = {"dilation": self.dilation} if self.dilation != 1 else {}
-        # state files of clusters with the default queue stay as they were
+        # state files of undilated clusters with the default queue stay as they were
+        extra: dict[str, Any] = {"dilation": self.dilation} if self.dilation != 1 else {}
         if self.queue != DEFAULT_QUEUE:
-            dilated["queue_ns"] = self.queue.nanoseconds
-        return dilated | {
+            extra["queue_ns"] = self.queue.nanoseconds
+        return extra | {
             "subnet": self.subnet,
             "cpus": self.cpus,
             "nodes": [
@@ -218,11 +218,10 @@ class ClusterSpec:
             )
             for i, n in enumerate(data["nodes"])
         )
-        dilation = int(data.get("dilation", 1))
         return cls(
             nodes=nodes,
             subnet=data["subnet"],
             cpus=int(data["cpus"]),
-            dilation=dilation,
+            dilation=int(data.get("dilation", 1)),
             queue=Duration(data.get("queue_ns", DEFAULT_QUEUE.nanoseconds)),
         )

@@ -26,7 +26,6 @@ printed.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 import shutil
@@ -198,9 +197,8 @@ def rto_min_command(spec: ClusterSpec, node: NodeSpec) -> list[str]:
     run whether or not the queues dropped anything, and the retransmitted segments (6.4 %
     more) took the links' time (docs/measurements/fidelity.md, "CR at N = 156 and the links'
     queue"). With the floor dilated too, TCP's timers keep their place against the links."""
-    subnet = f"{ipaddress.ip_network(spec.subnet).network_address}/{spec.prefixlen}"
     return [
-        *("ip", "-n", node.name, "route", "change", subnet, "dev", NODE_IFACE),
+        *("ip", "-n", node.name, "route", "change", spec.subnet, "dev", NODE_IFACE),
         *("proto", "kernel", "scope", "link", "src", node.address),
         *("rto_min", f"{TCP_RTO_MIN_MS * spec.dilation}ms"),
     ]
