@@ -32,7 +32,7 @@ from gradcode.runfile.config import load_config
 from gradcode.runfile.dataset import load_training_data
 from gradcode.runfile.plan import build_plan
 from gradcode.runfile.reference import serial_trajectory
-from gradcode.train.run import worker_share
+from gradcode.train.shares import worker_share
 
 
 def main() -> int:

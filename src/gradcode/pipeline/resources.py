@@ -163,6 +163,10 @@ def rank_peaks_mib(plan: Plan, shape: DataShape) -> list[float]:
         workers.append(base + WORKER_BASE_MIB + held / MIB)
     rank0 = shape.train_bytes + shape.test_bytes + 2 * max(shares, default=0.0) + vectors
     rank0 += received[0]
+    if not plan.coded_data and plan.config.runtime.data == "send":
+        # the shared-memory window the workers on its node copy their rows from
+        # (gradcode.train.shares): a second copy of the training rows while they do
+        rank0 += shape.train_bytes
     if plan.coded_data:  # the densified partitions and every worker's coded set, together
         rank0 += shape.rows * shape.features * 8.0 + sum(shares)
     if plan.config.log.trajectory:  # the iterates, and their array in each checkpoint

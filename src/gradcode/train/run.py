@@ -35,14 +35,12 @@ import os
 import shutil
 import signal
 import sys
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from mpi4py import MPI
 
 from gradcode import dilation, mpilibrary
@@ -53,7 +51,7 @@ from gradcode.codes.tree import TreeCode
 from gradcode.errors import UserError
 from gradcode.fidelity import pressure, tcp, usage
 from gradcode.runfile.config import ConfigError, RunConfig, load_config
-from gradcode.runfile.plan import CODED_DATA, Plan, build_plan, check_world
+from gradcode.runfile.plan import Plan, build_plan, check_world
 from gradcode.runlogs.log import (
     LOG_FILE,
     MODEL_FILE,
@@ -62,22 +60,19 @@ from gradcode.runlogs.log import (
     TRAJECTORY_FILE,
     write_json,
 )
-from gradcode.sparsity import is_sparse
 from gradcode.topology import TopologyVisitor
 from gradcode.train import checkpoint as checkpoints
 from gradcode.train.faults.failures import Failures, is_failure
 from gradcode.train.node import describe_rank, summarize_ranks
 from gradcode.train.runtime import RankContext, flat_links
 from gradcode.train.session import CHECKPOINT_DIR, Session, peak_rss_mib
+from gradcode.train.shares import IDLE_POLL, receive_share, worker_share
 from gradcode.train.transport import quiet_barrier
 
 if TYPE_CHECKING:
     from gradcode.runfile.dataset import TrainingData
 
 PROGRAM = "gradcode.train"
-#: seconds between polls while waiting for rank 0 before the run starts
-IDLE_POLL = 0.01
-DATA_TAG = 77
 #: seconds a ring worker that saw a neighbour die waits for rank 0 to end the job
 RING_FAILURE_GRACE = 30.0
 
@@ -235,7 +230,7 @@ def train(world: MPI.Comm, setup: Setup | None) -> int:
     dilation.dilate(config.runtime.dilation)
     plan = setup.plan if setup is not None else build_plan(config)
     shape = world.bcast(_shape(setup) if setup is not None else None, root=0)
-    parts = _scatter(world, plan, setup.data if setup is not None else None)
+    parts, delivery = receive_share(world, plan, setup.data if setup is not None else None)
     ranks = world.gather(describe_rank(rank), root=0)
     placement = summarize_ranks(ranks) if rank == 0 else None
     one_clock = world.bcast(placement["one_clock"] if placement is not None else None, root=0)
@@ -259,6 +254,7 @@ def train(world: MPI.Comm, setup: Setup | None) -> int:
         assert placement is not None
         session = Session(ctx, setup.data, setup.out, setup.resume)
         session.placement = placement
+        session.data_delivery = delivery
         failures.began = session.wall_start
         # after the session: `start` is where this session resumes (``gradcode train inject``
         # fires only the kills still ahead)
@@ -283,61 +279,6 @@ def _shape(setup: Setup) -> dict[str, Any]:
         "rows": rows,
         "l2": setup.config.model.l2_value(rows),
     }
-
-
-def _scatter(world: MPI.Comm, plan: Plan, data: TrainingData | None) -> dict[int, Any]:
-    """Every worker rank receives ``{partition: (X_p, y_p)}`` of its own partitions (spares
-    nothing: ``gradcode.train.faults.spares``), from rank 0, or under ``runtime.data: load``
-    from the prepared data, which rank 0 made before (the same partitions: the same rows,
-    the same partition seed)."""
-    if world.Get_rank() > plan.workers:
-        return {}
-    if plan.config.runtime.data == "load":
-        if world.Get_rank() == 0:
-            return {}
-        worker = world.Get_rank() - 1
-        if worker in set(plan.config.stragglers.persistent):
-            return {}
-        from gradcode.runfile.dataset import load_training_data
-
-        config = plan.config
-        return worker_share(
-            plan, load_training_data(config.data, plan.partitions, config.model.kind), worker
-        )
-    if world.Get_rank() != 0:
-        while not world.Iprobe(source=0, tag=DATA_TAG):
-            time.sleep(IDLE_POLL)  # rank 0 may pickle the others' data first: do not spin
-        return world.recv(source=0, tag=DATA_TAG)
-    assert data is not None
-    persistent = set(plan.config.stragglers.persistent)
-    coded = _coded_data(plan, data) if plan.coded_data else None
-    # one worker at a time: posting every send at once would hold every worker's pickled copy
-    # on rank 0 together (GC on the large synthetic set would need twice the machine's memory)
-    for worker in range(plan.workers):
-        mine = {} if worker in persistent else worker_share(plan, data, worker, coded)
-        world.send(mine, dest=worker + 1, tag=DATA_TAG)
-        del mine
-    return {}
-
-
-def worker_share(
-    plan: Plan, data: TrainingData, worker: int, coded: list[tuple[Any, Any]] | None = None
-) -> dict[int, Any]:
-    """What ``worker`` holds: ``{partition: (X_p, y_p)}``, or its coded set under
-    ``CODED_DATA`` (``coded``: every worker's, else encoded here)."""
-    if plan.coded_data:
-        if coded is None:
-            coded = _coded_data(plan, data)
-        return {CODED_DATA: coded[worker]}
-    return {p: data.part(p) for p in plan.partitions_of(worker)}
-
-
-def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
-    """A data-coding code (LCC): every worker's coded data set from the ``k`` partitions
-    (dense)."""
-    parts = [data.part(p) for p in range(plan.partitions)]
-    X = [X_p.toarray() if is_sparse(X_p) else np.asarray(X_p) for X_p, _ in parts]
-    return plan.code.encode_data(X, [y_p for _, y_p in parts])
 
 
 def _warm_up(ctx: RankContext) -> None:

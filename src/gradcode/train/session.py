@@ -106,6 +106,8 @@ class Session:
         self.last_metrics: dict[str, float] = {}
         #: ``gradcode.train.node.summarize_ranks`` of the job (set by ``run.train``)
         self.placement: dict[str, Any] | None = None
+        #: how many workers got their rows each way (``gradcode.train.shares``)
+        self.data_delivery: dict[str, int] = {}
         #: the machine's CPU pressure when the timed part began (``gradcode.fidelity``)
         self.pressure_began: dict[str, Any] | None = None
         #: this session's iteration records, for the links' prediction (``_fidelity``)
@@ -256,6 +258,8 @@ class Session:
             "ranks": placement.get("ranks", []),
             "nodes": placement.get("nodes", []),
             "shm_across_namespaces": placement.get("shm_across_namespaces", False),
+            # how the workers got their rows before the timed part (gradcode.train.shares)
+            "data_delivery": self.data_delivery,
             "transfer_timing": {
                 "method": "sender-timestamp",
                 "description": TRANSFER_METHOD,

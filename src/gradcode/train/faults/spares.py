@@ -79,8 +79,8 @@ class Replacement:
 class Replacements:
     """The master's spares: which rank serves each worker, and the replacements made.
 
-    ``share(worker)`` returns the worker's data as ``_scatter`` sends it (``{partition:
-    (X_p, y_p)}``). Every ``ASSIGN`` send lives here until it completes (``pump``).
+    ``share(worker)`` returns the worker's data as ``gradcode.train.shares`` gives it
+    (``{partition: (X_p, y_p)}``). Every ``ASSIGN`` send lives here until it completes (``pump``).
     """
 
     def __init__(
