@@ -28,6 +28,7 @@ from mpi4py import MPI
 
 from gradcode.runfile.plan import CODED_DATA, Plan
 from gradcode.sparsity import is_sparse
+from gradcode.train.transport import quiet_barrier
 
 if TYPE_CHECKING:
     from gradcode.runfile.dataset import TrainingData
@@ -200,7 +201,7 @@ def _through_window(
         if rank == 0:
             assert data is not None
             _fill(views, data)
-        node.Barrier()
+        quiet_barrier(node, IDLE_POLL)
         away = [w for w in range(plan.workers) if w + 1 not in members]
         share: dict[int, Any] = {}
         if rank == 0:
@@ -209,8 +210,9 @@ def _through_window(
             worker = rank - 1
             if worker not in set(plan.config.stragglers.persistent):
                 share = _take(plan, worker, layout, views)
-        # no worker may still read the window when it is freed
-        node.Barrier()
+        # no worker may still read the window when it is freed; waiting ranks sleep, for a
+        # spinning barrier would take the cores from the workers still copying
+        quiet_barrier(node, IDLE_POLL)
         del views, memory, buffer
     finally:
         window.Free()
