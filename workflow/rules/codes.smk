@@ -25,6 +25,8 @@ rule code_table:
         paths.log("tables/codes"),
     benchmark:
         paths.benchmark("code_table", "tables/codes")
+    # joins small CSVs in a fraction of a second: not worth a batch job under a SLURM profile
+    localrule: True
     conda:
         "../../envs/gradcode.yaml"
     script:
