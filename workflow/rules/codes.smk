@@ -8,6 +8,9 @@ rule verify_code:
         paths.log("codes/verify/{code}"),
     benchmark:
         paths.benchmark("verify_code", "codes/verify/{code}")
+    # about a second, the paper's exhaustive checks too: less than the two Snakemake
+    # processes a batch job starts (workflow/profiles/slurm)
+    localrule: True
     conda:
         "../../envs/gradcode.yaml"
     params:

@@ -21,6 +21,9 @@ rule figure:
         paths.log("figures/{figure}"),
     benchmark:
         paths.benchmark("figure", "figures/{figure}")
+    # a notebook takes 3-5 s and under 300 MiB; as a batch job it cost as much again in the
+    # Snakemake processes SLURM's executor starts for it (workflow/profiles/slurm)
+    localrule: True
     conda:
         "../../envs/gradcode.yaml"
     params:
