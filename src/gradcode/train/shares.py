@@ -28,12 +28,12 @@ from mpi4py import MPI
 
 from gradcode.runfile.plan import CODED_DATA, Plan
 from gradcode.sparsity import is_sparse
-from gradcode.train.transport import quiet_barrier
 
 if TYPE_CHECKING:
     from gradcode.runfile.dataset import TrainingData
 
-#: seconds between polls while waiting for rank 0 before the run starts
+#: seconds between polls while waiting for rank 0 before the run starts: real ones, for a
+#: dilated poll (``gradcode.dilation``) would only slow the start, worker after worker
 IDLE_POLL = 0.01
 DATA_TAG = 77
 #: where MPICH and Open MPI put a shared-memory window on Linux
@@ -201,7 +201,7 @@ def _through_window(
         if rank == 0:
             assert data is not None
             _fill(views, data)
-        quiet_barrier(node, IDLE_POLL)
+        _sleeping_barrier(node)
         away = [w for w in range(plan.workers) if w + 1 not in members]
         share: dict[int, Any] = {}
         if rank == 0:
@@ -210,13 +210,20 @@ def _through_window(
             worker = rank - 1
             if worker not in set(plan.config.stragglers.persistent):
                 share = _take(plan, worker, layout, views)
-        # no worker may still read the window when it is freed; waiting ranks sleep, for a
-        # spinning barrier would take the cores from the workers still copying
-        quiet_barrier(node, IDLE_POLL)
+        # no worker may still read the window when it is freed
+        _sleeping_barrier(node)
         del views, memory, buffer
     finally:
         window.Free()
     return share
+
+
+def _sleeping_barrier(comm: MPI.Comm) -> None:
+    """A barrier whose waiting ranks sleep: a spinning one would take the cores from the
+    workers still copying their rows."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(IDLE_POLL)
 
 
 def _view(memory: np.ndarray, array: _Array) -> np.ndarray:
