@@ -59,8 +59,8 @@ class _Array:
 @dataclass(frozen=True)
 class _Layout:
     """Where the training rows lie in the window: a dense matrix (``matrix``) or CSR's three
-    arrays (``csr``, of class ``csr_class`` and shape ``shape``), the labels, the partitions'
-    row indices."""
+    arrays (``data``, ``indices``, ``indptr``; of class ``csr_class``), the labels
+    (``labels``); the rows' ``shape`` and the partitions' row indices."""
 
     arrays: dict[str, _Array]
     shape: tuple[int, int]
