@@ -153,21 +153,28 @@ def _coded_data(plan: Plan, data: TrainingData) -> list[tuple[Any, Any]]:
     return plan.code.encode_data(X, [y_p for _, y_p in parts])
 
 
-def _layout(data: TrainingData | None) -> _Layout | None:
-    """The window's layout for ``data``'s training rows, or ``None`` (send them instead) when
-    they are neither a dense array nor CSR, or the shared memory has not room for them."""
-    assert data is not None
+def _arrays(data: TrainingData) -> dict[str, np.ndarray] | None:
+    """The arrays the window holds for ``data``'s training rows (a dense matrix, or CSR's
+    three arrays, and the labels), or ``None`` when the rows are neither."""
     X = data.X_train
     if is_sparse(X):
         if X.format != "csr":
             return None
-        parts = {"data": X.data, "indices": X.indices, "indptr": X.indptr}
-        csr_class = type(X).__name__
+        arrays = {"data": X.data, "indices": X.indices, "indptr": X.indptr}
     elif isinstance(X, np.ndarray):
-        parts, csr_class = {"matrix": X}, None
+        arrays = {"matrix": X}
     else:
         return None
-    parts["labels"] = data.y_train
+    return arrays | {"labels": data.y_train}
+
+
+def _layout(data: TrainingData | None) -> _Layout | None:
+    """The window's layout for ``data``'s training rows, or ``None`` (send them instead) when
+    they are neither a dense array nor CSR, or the shared memory has not room for them."""
+    assert data is not None
+    parts = _arrays(data)
+    if parts is None:
+        return None
     arrays, offset = {}, 0
     for name, array in parts.items():
         arrays[name] = _Array(offset, tuple(array.shape), array.dtype.str)
@@ -178,6 +185,8 @@ def _layout(data: TrainingData | None) -> _Layout | None:
         return None
     if offset > SHARED_MEMORY_SHARE * free.f_bavail * free.f_frsize:
         return None
+    X = data.X_train
+    csr_class = type(X).__name__ if "matrix" not in parts else None
     shape = (int(X.shape[0]), int(X.shape[1]))
     return _Layout(arrays, shape, csr_class, list(data.partitions), max(offset, 1))
 
@@ -202,9 +211,9 @@ def _through_window(
             assert data is not None
             _fill(views, data)
         _sleeping_barrier(node)
-        away = [w for w in range(plan.workers) if w + 1 not in members]
         share: dict[int, Any] = {}
         if rank == 0:
+            away = [w for w in range(plan.workers) if w + 1 not in members]
             _by_message(world, plan, data, away)
         elif 0 <= rank - 1 < plan.workers:
             worker = rank - 1
@@ -232,14 +241,10 @@ def _view(memory: np.ndarray, array: _Array) -> np.ndarray:
 
 
 def _fill(views: dict[str, np.ndarray], data: TrainingData) -> None:
-    X = data.X_train
-    if "matrix" in views:
-        views["matrix"][...] = X
-    else:
-        views["data"][...] = X.data
-        views["indices"][...] = X.indices
-        views["indptr"][...] = X.indptr
-    views["labels"][...] = data.y_train
+    arrays = _arrays(data)
+    assert arrays is not None  # the layout was made from them
+    for name, array in arrays.items():
+        views[name][...] = array
 
 
 def _take(plan: Plan, worker: int, layout: _Layout, views: dict[str, np.ndarray]) -> dict[int, Any]:
