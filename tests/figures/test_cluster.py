@@ -25,6 +25,15 @@ from gradcode.runfile.config import LinksConfig
 from gradcode.runlogs.log import read_log
 from gradcode.train.protocol import H
 
+P = PAYLOAD_FRACTION
+
+
+def _hop(nbytes: float, slower: float, latency: float = 0.0) -> float:
+    """The links' per-message delay in the model of a run on links: the latency, and the
+    last frame (a full one of 1,514 bytes, or a smaller message's own with its 66 header
+    bytes) through the second link, the slower one."""
+    return latency + min(1514, nbytes + 66 * -(-nbytes // 1448)) / slower
+
 
 def _links(rate=12.5e6, master=25e6):
     return {
@@ -89,9 +98,13 @@ def test_the_model_after_the_measured_download_shares_the_masters_link():
         ]
     }
     # two messages of 8 * 100 bytes (+ no header) share 2000 B/s, each capped at 1000: 0.8 s
-    assert predicted_after_download(code, record, links, 100, header_bytes=0) == pytest.approx(0.8)
+    # at the links' payload rate, and their last frame through the master's link
+    alone = 0.8 / P + _hop(800, 1000)
+    got = predicted_after_download(code, record, links, 100, header_bytes=0)
+    assert got == pytest.approx(alone)
     record["messages"][1]["started"] = 10.0
-    assert predicted_after_download(code, record, links, 100, header_bytes=0) == pytest.approx(10.8)
+    got = predicted_after_download(code, record, links, 100, header_bytes=0)
+    assert got == pytest.approx(10 + alone)
 
 
 def test_iteration_times_set_every_logged_iteration_beside_both_models():
@@ -217,7 +230,7 @@ def test_message_transfers_show_incast_at_the_master():
     }
     measured, model = message_transfers(code, record, links, features)
     assert measured == pytest.approx([0.003] * 4)
-    assert model == pytest.approx([4 * size / rate] * 4)
+    assert model == pytest.approx([4 * size / (rate * P)] * 4)
     # far apart, each has the link alone
     record["messages"] = [
         {"key": w, "compute": 0.001 + 0.01 * w, "injected_compute": 0.0, "transfer": None}
@@ -225,7 +238,7 @@ def test_message_transfers_show_incast_at_the_master():
     ]
     record["messages"][0]["transfer"] = 0.001
     measured, model = message_transfers(code, record, links, features)
-    assert measured.size == 1 and model == pytest.approx([size / rate])
+    assert measured.size == 1 and model == pytest.approx([size / (rate * P)])
 
 
 def _started(workers, started=0.0, work=0.0, used=()):
@@ -257,12 +270,13 @@ def test_the_model_after_the_measured_download_pulls_what_the_code_needs(latency
         )
 
     # push: 4 x 800 bytes share 2000 B/s (500 each); pull: 2 of them, each at its own 1000
-    assert after("push") == pytest.approx(latency + 1.6)
+    hop = _hop(800, 1000, latency)
+    assert after("push") == pytest.approx(hop + 1.6 / P)
     assert predicted_after_download(code, record, links, 100, header_bytes=0) == after("push")
-    assert after("pull") == pytest.approx(3 * latency + 0.8)
+    assert after("pull") == pytest.approx(3 * hop + 0.8 / P)
     # worker 0 starts late: its group's other one (1) is pulled instead, as soon
     record["messages"][0]["started"] = 10.0
-    assert after("pull") == pytest.approx(3 * latency + 0.8)
+    assert after("pull") == pytest.approx(3 * hop + 0.8 / P)
     with pytest.raises(ValueError, match=r"parameters\.collection: must be one of"):
         after("poll")
 
@@ -279,13 +293,18 @@ def test_iteration_times_pass_the_collection_to_both_models():
     floor = latency + 8 * 101 / rate + 0.1 + latency + max(2 * size / master, size / rate)
     assert times["floor"] == pytest.approx([floor] * 2)
     # the model's own download: 4 copies of 808 bytes at 500 B/s each; then 0.1 s of work,
-    # the notice, the PULL, 2 results at 1000 B/s each, received
-    download = latency + 8 * 101 / 500
-    assert times["predicted"] == pytest.approx([download + 0.1 + 3 * latency + size / 1000] * 2)
-    assert times["after_download"] == pytest.approx([0.5 + 0.1 + 3 * latency + size / 1000] * 2)
+    # the notice, the PULL, 2 results at 1000 B/s each, received (payload rates; every
+    # message a frame of the smallest, the model's 808 bytes, later)
+    hop = _hop(808, 1000, latency)
+    download = hop + 8 * 101 / (500 * P)
+    pulled = download + 0.1 + 3 * hop + size / (1000 * P)
+    assert times["predicted"] == pytest.approx([pulled] * 2)
+    after = 0.5 + 0.1 + 3 * _hop(min(808, size), 1000, latency) + size / (1000 * P)
+    assert times["after_download"] == pytest.approx([after] * 2)
     pushed = iteration_times(code, records, links, 100)
-    assert pushed["predicted"] == pytest.approx([download + 0.1 + latency + size / 500] * 2)
-    assert pushed["after_download"] == pytest.approx([0.6 + latency + size / 500] * 2)
+    assert pushed["predicted"] == pytest.approx([download + 0.1 + hop + size / (500 * P)] * 2)
+    after = 0.6 + _hop(min(808, size), 1000, latency) + size / (500 * P)
+    assert pushed["after_download"] == pytest.approx([after] * 2)
 
 
 def test_predicted_links_time_pulls_for_flat_and_tree_codes_not_rings():
@@ -294,20 +313,23 @@ def test_predicted_links_time_pulls_for_flat_and_tree_codes_not_rings():
     links = LinksConfig(rate=1000.0, master_rate=2000.0, latency=0.0)
     code = build("ye-abbe", n=4, d=4, s=3, m=1)  # any one of 4
     record = _started(4, work=0.2)
-    download = 4 * 8 * 101 / 2000  # 4 copies share the master's 2000 B/s
+    hop = _hop(800, 1000)  # (the results' frame: smaller than the model's)
+    download = hop + 4 * 8 * 101 / (2000 * P)  # 4 copies share the master's 2000 B/s
     got = predicted_links_time(code, record, links, 100, header_bytes=0, collection="pull")
-    assert got == pytest.approx(download + 0.2 + 800 / 1000)
+    assert got == pytest.approx(download + 0.2 + 3 * hop + 800 / (1000 * P))
     pushed = predicted_links_time(code, record, links, 100, header_bytes=0)
-    assert pushed == pytest.approx(download + 0.2 + 4 * 800 / 2000)  # all 4 share the port
+    # all 4 share the port
+    assert pushed == pytest.approx(download + 0.2 + hop + 4 * 800 / (2000 * P))
     # CodedReduce (2, 2, 1): every parent pulls one of its two children, all ready at once
     tree = build("coded-reduce", n=2, L=2, s=1)
     injected = {"start": [0.0] * 6, "compute": [0.0] * 6}
     idle = {"messages": [], "injected": injected}
     pulled = predicted_links_time(tree, idle, links, 100, header_bytes=0, collection="pull")
     pushed = predicted_links_time(tree, idle, links, 100, header_bytes=0)
-    down = 2 * 8 * 101 / 2000 + 2 * 8 * 101 / 1000  # copies: the master's two, a parent's two
-    assert pushed == pytest.approx(down + 2 * 800 / 1000 + 2 * 800 / 2000)
-    assert pulled == pytest.approx(down + 800 / 1000 + 800 / 1000)
+    # copies: the master's two, a parent's two
+    down = 2 * hop + (2 * 8 * 101 / 2000 + 2 * 8 * 101 / 1000) / P
+    assert pushed == pytest.approx(down + 2 * hop + (2 * 800 / 1000 + 2 * 800 / 2000) / P)
+    assert pulled == pytest.approx(down + 6 * hop + (800 / 1000 + 800 / 1000) / P)
     ring = build("ring-allreduce", n=4)
     with pytest.raises(ValueError, match=r"parameters\.collection: pull is for flat and tree"):
         predicted_links_time(ring, record, links, 100, collection="pull")

@@ -208,12 +208,15 @@ def test_a_logged_iteration_is_predicted_on_its_links():
             {"key": w, "compute": 0.002, "injected_compute": 0.008 * (w == 3)} for w in range(4)
         ]
     }
-    download = 0.001 + 4 * 8 * (features + 1) / rate
+    # the links carry TCP's payload of their frames, and every message one full frame later
+    # through the switch (its last frame crosses the receiver's link after the sender's)
+    payload, hop = rate * PAYLOAD_FRACTION, 0.001 + 1514 / rate
+    download = hop + 4 * 8 * (features + 1) / payload
     size = 8 * features + 8 * H  # the runtime's header
     # workers 0-2 ready together at download + 2 ms, sharing the port; worker 3 8 ms later
-    three = download + 0.002 + 3 * size / rate
+    three = download + 0.002 + 3 * size / payload
     assert three < download + 0.010
-    expected = download + 0.010 + size / rate + 0.001
+    expected = download + 0.010 + size / payload + hop
     got = predicted_links_time(code, record, links, features)
     assert got == pytest.approx(expected)
     # a message that never came: never decodable
@@ -325,9 +328,15 @@ def test_a_ring_iteration_is_predicted_as_its_slowest_worker_then_2_n_minus_1_ch
         ],
         "injected": _injected(4),
     }
-    step = 0.0005 + 8 * features / 4 / rate
+    # 2,000-byte chunks: TCP's payload of the rate, a full frame's store-and-forward
+    step = 0.0005 + 1514 / rate + 8 * features / 4 / (rate * PAYLOAD_FRACTION)
     assert predicted_links_time(code, record, links, features) == pytest.approx(
         0.001 + 0.012 + 6 * step
+    )
+    # 200-byte chunks: one frame of 200 + 66 header bytes waits at the switch, not a full one
+    small = 0.0005 + (200 + 66) / rate + 200 / (rate * PAYLOAD_FRACTION)
+    assert predicted_links_time(code, record, links, 100) == pytest.approx(
+        0.001 + 0.012 + 6 * small
     )
 
 
@@ -349,6 +358,7 @@ def test_a_tree_iteration_is_predicted_level_by_level_on_shared_parent_links():
     assert work == pytest.approx([0.003, 0.003, 0.004, 0.004, 0.004, 0.004])
     # the model: two children share each sender's link on the way down (2 levels), the
     # leaves' results share their parent's link, the parents' results the master's
-    down = 2 * (2 * model / rate)
-    expected = down + 0.004 + 2 * result / rate + 2 * result / rate
+    payload, hop = rate * PAYLOAD_FRACTION, 1514 / rate  # (a frame at every hop)
+    down = 2 * (2 * model / payload + hop)
+    expected = down + 0.004 + 2 * (2 * result / payload + hop)
     assert predicted_links_time(code, record, links, features) == pytest.approx(expected)

@@ -28,6 +28,7 @@ with the code's own rule deciding which children it waits for.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,16 @@ from gradcode.runfile.bandwidth import SinglePort
 from gradcode.runfile.config import BandwidthConfig, LinksConfig
 from gradcode.runfile.stragglers import Delays
 from gradcode.timing.collection import Pulls
-from gradcode.timing.links import PAYLOAD_FRACTION, FlatRun, LinksModel, RingRun, TreeRun
+from gradcode.timing.links import (
+    FLOAT,
+    FRAME_BYTES,
+    MSS,
+    PAYLOAD_FRACTION,
+    FlatRun,
+    LinksModel,
+    RingRun,
+    TreeRun,
+)
 from gradcode.topology import TopologyVisitor, topology_of
 
 
@@ -145,9 +155,15 @@ def predicted_links_time(
       own work is ``node_work``'s, and the messages share each parent's link;
     - rings: ``2 (N - 1)`` chunk steps after the slowest worker's ``node_work``.
 
-    Result messages carry the runtime's header (``header_bytes``)."""
+    Result messages carry the runtime's header (``header_bytes``); the links carry what
+    ``links_model`` says they do (TCP's payload, a frame's store-and-forward per message)."""
     model = links_model(
-        links, features, header_bytes, distribution=distribution, collection=collection
+        links,
+        features,
+        header_bytes,
+        distribution=distribution,
+        collection=collection,
+        frame_bytes=_last_frame(code, features, header_bytes, distribution),
     )
     model.check(code)
     return topology_of(code).accept(_Predicted(model, record), code)
@@ -373,20 +389,50 @@ def links_model(
     download: bool = True,
     distribution: str = "isend",
     collection: str = "push",
+    frame_bytes: float = FRAME_BYTES,
 ) -> LinksModel:
     """The ``shared-links`` model of ``links``' parameters for ``features``-long gradients
     (``distribution``, ``collection``: the ways the run's model went and its results came,
-    ``summary.json``'s)."""
+    ``summary.json``'s), for links that carry messages as Ethernet links do:
+
+    - a link limited to ``rate`` carries ``rate * PAYLOAD_FRACTION`` of messages (the limit
+      counts frames, and TCP's payload is 1448 of a full frame's 1514 bytes);
+    - every message arrives one frame later than its bytes over the rate: a path crosses two
+      links (the sender's, then the receiver's through the switch), and a switch, like the
+      emulated cluster's two tbf per path, forwards a frame only once it holds it whole. That
+      is ``frame_bytes`` (a full frame, or the message's own frames when it is smaller:
+      ``_last_frame``) over the slower link, added to ``latency``.
+
+    The papers' model (``gradcode.timing.links``, simulations) has neither: at a ring's chunk
+    of one frame the second is as long as the chunk's own time (``docs/measurements/
+    fidelity.md``, "What a hand-off costs")."""
+    slower = min(links.rate, links.master_rate)
     return LinksModel(
-        rate=links.rate,
-        master_rate=links.master_rate,
-        latency=links.latency,
+        rate=links.rate * PAYLOAD_FRACTION,
+        master_rate=links.master_rate * PAYLOAD_FRACTION,
+        latency=links.latency + frame_bytes / slower,
         features=features,
         header_bytes=header_bytes,
         download=download,
         distribution=distribution,
         collection=collection,
     )
+
+
+def _last_frame(
+    code: GradientCode, features: int, header_bytes: float, distribution: str = "isend"
+) -> float:
+    """The bytes a switch holds of a message before it forwards them: a full frame, or the
+    smallest message ``code`` sends an iteration with its TCP/IP and Ethernet headers where
+    that is smaller (a ring's chunk, a scattered model's; at N = 156 and 25,000 features a
+    chunk is 1,282 bytes of payload, 1,348 on the wire)."""
+    ring = topology_of(code).ring(code)
+    if ring is not None:
+        smallest = FLOAT * features / ring.n
+    else:
+        model = FLOAT * (features + 1) / (code.n if distribution == "scatter" else 1)
+        smallest = min(model, FLOAT * code.message_length(features) + header_bytes)
+    return min(FRAME_BYTES, smallest + math.ceil(smallest / MSS) * (FRAME_BYTES - MSS))
 
 
 def links_flat_run(
@@ -399,8 +445,11 @@ def links_flat_run(
     collection: str = "push",
 ) -> tuple[LinksModel, FlatRun]:
     """The ``shared-links`` model of ``links``' parameters and ``code`` prepared by it (flat
-    schemes only)."""
-    model = links_model(links, features, header_bytes, download=download, collection=collection)
+    schemes only; the links as ``links_model`` says they carry messages)."""
+    frame = _last_frame(code, features, header_bytes)
+    model = links_model(
+        links, features, header_bytes, download=download, collection=collection, frame_bytes=frame
+    )
     run = model.prepare(code)
     assert isinstance(run, FlatRun)
     return model, run

@@ -124,6 +124,8 @@ def rate_bytes(path: str, value: Any) -> float:
 #: timestamps) over 1514 bytes (1500 + the 14-byte Ethernet header): a link limited to R
 #: carries at most R times this of messages
 PAYLOAD_FRACTION = 1448 / 1514
+#: a full frame's bytes on a link, and the TCP payload it carries (``PAYLOAD_FRACTION``)
+FRAME_BYTES, MSS = 1514, 1448
 #: the model's ways to a flat code's workers (the runtime's ``runtime.distribution``, resolved)
 DISTRIBUTIONS = ("isend", "scatter")
 #: the ways a flat code's results reach the master (``runtime.collection``, resolved)
