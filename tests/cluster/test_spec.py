@@ -344,7 +344,7 @@ def test_a_dilated_node_s_route_floors_tcp_s_time_out_k_times_higher():
 def test_a_dilation_that_leaves_no_whole_bit_rate_is_refused_naming_the_option():
     with pytest.raises(ClusterSpecError, match=r"--dilation: gc-node0's egress: 100mbit .* 3"):
         build_spec({"nodes": 2, "rate": "100mbit", "dilation": 3}, {"dilation": "--dilation"})
-    with pytest.raises(ClusterSpecError, match="dilation must be an integer from 1 to 64"):
+    with pytest.raises(ClusterSpecError, match="dilation must be an integer from 1 to 128"):
         build_spec({"nodes": 2, "dilation": 2.5})
     with pytest.raises(ClusterSpecError, match="exceeds"):
         build_spec({"nodes": 2, "latency": "100ms", "dilation": 20})
