@@ -30,9 +30,10 @@ per attempt.
 
 Runtime (``runtime``, minutes): an upper bound of one iteration (every worker's injected delays
 drawn by the run's own straggler model for its first iterations, with the slowest worker
-waited for; every message through the master's single port when the run emulates one; the
-gradient and metric arithmetic at a conservative rate) times the iterations, plus the start
-(ranks, data, scatter), times ``RUNTIME_MARGIN``, and at least ``RUNTIME_FLOOR_MIN``. Runs
+waited for; every message through the master's single port when the run emulates one, or
+through the slower link on real links; the gradient and metric arithmetic at a conservative
+rate) times the iterations (``runtime.dilation`` times longer), plus the start (ranks, data,
+scatter), times ``RUNTIME_MARGIN``, and at least ``RUNTIME_FLOOR_MIN``. Runs
 checkpoint, so a job that still runs out of time is retried and resumes where it stopped.
 """
 
@@ -46,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from gradcode.runfile.plan import Plan
+from gradcode.timing.links import PAYLOAD_FRACTION
 
 MIB = 1024 * 1024
 #: peak RSS of rank 0 and of a worker without data (Python, numpy, scipy, mpi4py and gradcode
@@ -221,7 +223,25 @@ def iteration_seconds(plan: Plan, shape: DataShape) -> float:
     every = plan.config.log.metrics_every
     if every:
         metrics = 4.0 * (shape.nnz + shape.test_nnz) / FLOPS / every
-    return injected + arithmetic + port + metrics
+    return injected + arithmetic + port + links_seconds(plan, shape) + metrics
+
+
+def links_seconds(plan: Plan, shape: DataShape) -> float:
+    """On real links (``network.links``), an upper bound of an iteration's communication: the
+    model to every worker and every message back, one after the other through the slower of
+    the master's and a worker's link at TCP's payload rate, each paying the latency. A tree or
+    a ring sends less through any one link; 0 without stated links. Before this (2026-11-29)
+    a dilated run on links was given the 10-minute floor: N = 84's CR at K = 32 needs more."""
+    network = plan.config.network
+    links = None if network is None else network.links
+    if links is None:
+        return 0.0
+    vector = (shape.features + 1) * 8.0
+    width = plan.code.message_length(shape.features) / shape.features
+    messages = sum(len(tuple(plan.code.message_keys(w))) for w in range(plan.workers))
+    sent = plan.workers * vector + messages * width * vector
+    slower = min(links.rate, links.master_rate) * PAYLOAD_FRACTION
+    return sent / slower + (plan.workers + messages) * links.latency
 
 
 def _nonzeros(shape: DataShape, rows: int) -> float:
@@ -231,9 +251,18 @@ def _nonzeros(shape: DataShape, rows: int) -> float:
 
 
 def start_seconds(plan: Plan, shape: DataShape) -> float:
-    """Seconds before the first iteration: ranks, data, and the scatter of every share."""
+    """Seconds before the first iteration: ranks, data, and the scatter of every share (on
+    real links through the slower link, at ``runtime.dilation`` times its time)."""
+    if plan.config.runtime.data == "load":  # every worker reads its own rows
+        return START_SECONDS
     scattered = sum(worker_share_bytes(plan, shape, w) for w in range(plan.workers))
-    return START_SECONDS + scattered / SCATTER_BYTES_PER_SECOND
+    network = plan.config.network
+    links = None if network is None else network.links
+    if links is None:
+        return START_SECONDS + scattered / SCATTER_BYTES_PER_SECOND
+    slower = min(links.rate, links.master_rate) * PAYLOAD_FRACTION
+    through = scattered / min(SCATTER_BYTES_PER_SECOND, slower)
+    return START_SECONDS + plan.config.runtime.dilation * through
 
 
 def runtime_minutes(plan: Plan, shape: DataShape) -> int:
