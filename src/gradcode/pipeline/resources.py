@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcode.runfile.config import LinksConfig
 from gradcode.runfile.plan import Plan
 from gradcode.timing.links import PAYLOAD_FRACTION
 
@@ -232,16 +233,25 @@ def links_seconds(plan: Plan, shape: DataShape) -> float:
     the master's and a worker's link at TCP's payload rate, each paying the latency. A tree or
     a ring sends less through any one link; 0 without stated links. Before this (2026-11-29)
     a dilated run on links was given the 10-minute floor: N = 84's CR at K = 32 needs more."""
-    network = plan.config.network
-    links = None if network is None else network.links
+    links = _links(plan)
     if links is None:
         return 0.0
     vector = (shape.features + 1) * 8.0
     width = plan.code.message_length(shape.features) / shape.features
     messages = sum(len(tuple(plan.code.message_keys(w))) for w in range(plan.workers))
     sent = plan.workers * vector + messages * width * vector
-    slower = min(links.rate, links.master_rate) * PAYLOAD_FRACTION
-    return sent / slower + (plan.workers + messages) * links.latency
+    return sent / _slower_payload(links) + (plan.workers + messages) * links.latency
+
+
+def _links(plan: Plan) -> LinksConfig | None:
+    """The run's stated real links, or ``None``."""
+    network = plan.config.network
+    return None if network is None else network.links
+
+
+def _slower_payload(links: LinksConfig) -> float:
+    """Bytes per second of messages through the slower of the master's and a worker's link."""
+    return min(links.rate, links.master_rate) * PAYLOAD_FRACTION
 
 
 def _nonzeros(shape: DataShape, rows: int) -> float:
@@ -256,12 +266,10 @@ def start_seconds(plan: Plan, shape: DataShape) -> float:
     if plan.config.runtime.data == "load":  # every worker reads its own rows
         return START_SECONDS
     scattered = sum(worker_share_bytes(plan, shape, w) for w in range(plan.workers))
-    network = plan.config.network
-    links = None if network is None else network.links
+    links = _links(plan)
     if links is None:
         return START_SECONDS + scattered / SCATTER_BYTES_PER_SECOND
-    slower = min(links.rate, links.master_rate) * PAYLOAD_FRACTION
-    through = scattered / min(SCATTER_BYTES_PER_SECOND, slower)
+    through = scattered / min(SCATTER_BYTES_PER_SECOND, _slower_payload(links))
     return START_SECONDS + plan.config.runtime.dilation * through
 
 

@@ -405,7 +405,7 @@ def links_model(
 
     The papers' model (``gradcode.timing.links``, simulations) has neither: at a ring's chunk
     of one frame the second is as long as the chunk's own time (``docs/measurements/
-    fidelity.md``, "What a hand-off costs")."""
+    fidelity.md``, "The model of a run on links")."""
     slower = min(links.rate, links.master_rate)
     return LinksModel(
         rate=links.rate * PAYLOAD_FRACTION,

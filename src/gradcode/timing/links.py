@@ -123,9 +123,8 @@ def rate_bytes(path: str, value: Any) -> float:
 #: TCP payload per frame as ``tc tbf`` counts it: MSS 1448 (1500 - 20 IP - 20 TCP - 12
 #: timestamps) over 1514 bytes (1500 + the 14-byte Ethernet header): a link limited to R
 #: carries at most R times this of messages
-PAYLOAD_FRACTION = 1448 / 1514
-#: a full frame's bytes on a link, and the TCP payload it carries (``PAYLOAD_FRACTION``)
 FRAME_BYTES, MSS = 1514, 1448
+PAYLOAD_FRACTION = MSS / FRAME_BYTES
 #: the model's ways to a flat code's workers (the runtime's ``runtime.distribution``, resolved)
 DISTRIBUTIONS = ("isend", "scatter")
 #: the ways a flat code's results reach the master (``runtime.collection``, resolved)
