@@ -160,6 +160,14 @@ def test_slurm_conf_has_every_node_by_address_and_the_controller_on_the_master()
     for key in ("SlurmdSpoolDir=", "SlurmdPidFile=", "SlurmdLogFile="):
         assert "%n" in next(line for line in conf.splitlines() if line.startswith(key))
     assert "TaskProlog=" in conf
+    # an undilated cluster keeps SLURM's own timers
+    assert "MessageTimeout" not in conf and "SlurmdTimeout" not in conf
+
+
+def test_a_dilated_clusters_slurm_waits_as_many_times_longer_for_its_links():
+    conf = slurm_conf(build_spec({"nodes": 3, "dilation": 64}), (4096, 1000)).splitlines()
+    for line in ("MessageTimeout=640", "TCPTimeout=128", "SlurmdTimeout=19200"):
+        assert line in conf
 
 
 @pytest.mark.parametrize("nodes", [2, 9, 21, 85, 157])

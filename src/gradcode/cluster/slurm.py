@@ -102,6 +102,7 @@ def slurm_conf(spec: ClusterSpec, memory_mib: tuple[int, int]) -> str:
         "SlurmdParameters=config_overrides",
         # daemons and steps find each other by address (no node name resolves on the host)
         "CommunicationParameters=NoAddrCache",
+        *dilated_timers(spec.dilation),
     ]
     for node in spec.nodes:
         lines.append(
@@ -114,6 +115,22 @@ def slurm_conf(spec: ClusterSpec, memory_mib: tuple[int, int]) -> str:
         "OverSubscribe=YES"
     )
     return "\n".join(lines) + "\n"
+
+
+#: SLURM's timers whose messages cross the links, at their defaults (slurm.conf(5)): a round
+#: trip, a connection's set-up, and how long a node may stay silent before it counts as down
+LINK_TIMERS = {"MessageTimeout": 10, "TCPTimeout": 2, "SlurmdTimeout": 300}
+
+
+def dilated_timers(dilation: int) -> list[str]:
+    """SLURM's link timers ``dilation`` times their defaults (none on an undilated cluster):
+    the daemons talk over the nodes' links, which a dilated cluster makes ``dilation`` times
+    slower and whose queues it makes as much deeper. With the defaults, slurmctld's pings to 156
+    nodes whose master's link UMW kept busy (a 160 s queue at K = 64) all timed out, and the
+    whole cluster went DOWN in the middle of the run (docs/measurements/fidelity.md)."""
+    if dilation == 1:
+        return []
+    return [f"{name}={seconds * dilation}" for name, seconds in LINK_TIMERS.items()]
 
 
 def task_prolog() -> str:
