@@ -15,7 +15,7 @@ import numpy as np
 from gradcode.codes.base import GradientCode
 from gradcode.codes.completion import CompletionRule, decodable_prefix
 from gradcode.codes.tree import MASTER
-from gradcode.timing.fair_share import equal_flows, equal_flows_finish, fair_finish
+from gradcode.timing.fair_share import equal_flows, equal_flows_finish, fair_finish_trials
 from gradcode.topology import topology_of
 
 
@@ -81,17 +81,18 @@ class GreedyPulls:
         return chosen
 
 
-def _chain_of(after: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """``after`` (each flow's predecessor, -1: none) with the flows not in ``keep`` skipped:
-    each flow's nearest kept predecessor."""
+def _chains_of(after: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Per trial, ``after`` (each flow's predecessor, -1: none) with the flows not in
+    ``keep[t]`` skipped: each flow's nearest kept predecessor, ``(trials, flows)``."""
     after = np.asarray(after, dtype=np.intp)
-    result = after.copy()
-    for q in range(len(after)):
-        p = after[q]
-        while p >= 0 and not keep[p]:
-            p = after[p]
-        result[q] = p
-    return result
+    chains = np.broadcast_to(after, keep.shape).copy()
+    rows = np.arange(keep.shape[0])[:, None]
+    for _ in range(after.size):  # a chain skips at most every flow once
+        skipped = (chains >= 0) & ~keep[rows, np.maximum(chains, 0)]
+        if not skipped.any():
+            break
+        chains = np.where(skipped, after[np.maximum(chains, 0)], chains)
+    return chains
 
 
 def collect(
@@ -118,9 +119,7 @@ def collect(
     if pulls is None:
         if equal:
             return latency + equal_flows_finish(ready, size[0], cap[0], capacity)
-        for trial in range(ready.shape[0]):
-            arrivals[trial] = latency + fair_finish(ready[trial], sizes, caps, capacity, before)
-        return arrivals
+        return latency + fair_finish_trials(ready, size, cap, capacity, before)
     notices = ready + latency
     chosen = pulls.select(notices)
     asked = np.where(chosen, notices + latency, np.inf)  # the PULL reaches the worker
@@ -128,10 +127,6 @@ def collect(
         finish = equal_flows_finish(asked, size[0], cap[0], capacity)
         arrivals[chosen] = latency + finish[chosen]
         return arrivals
-    for trial in range(ready.shape[0]):
-        mine = chosen[trial]
-        if not mine.any():
-            continue
-        finish = fair_finish(asked[trial], sizes, caps, capacity, _chain_of(before, mine))
-        arrivals[trial, mine] = latency + finish[mine]
+    finish = fair_finish_trials(asked, size, cap, capacity, _chains_of(before, chosen))
+    arrivals[chosen] = latency + finish[chosen]
     return arrivals

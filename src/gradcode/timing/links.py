@@ -58,12 +58,13 @@ after the other; one it is never asked for holds up none), and is received ``lat
 its last byte. So a message alone takes ``3 latency + b / min(rate, master_rate)``, and only
 the results the decoder uses cross the master's port.
 
-The event-driven fair-share schedule (``fair_finish``) runs per trial in Python
-(``O(messages^2)`` per receiver: 0.5 s a trial for 1,000 messages, about a minute for 10,000).
-Where a receiver's flows have one size and one cap and no flow waits for another (every
-flat code with one message per worker and one rate, every tree parent), ``equal_flows_finish``
-runs the same schedule for all trials at once (``2 messages`` numpy steps), which is what
-makes 10,000 workers simulable; ``collect`` takes it whenever it applies.
+The event-driven fair-share schedule (``fair_finish``) takes ``O(messages^2)`` per receiver
+and trial (0.5 s a trial for 1,000 messages in Python, about a minute for 10,000);
+``collect`` runs it for all trials at once (``fair_finish_trials``: one numpy step per event,
+over the trials). Where a receiver's flows have one size and one cap and no flow waits for
+another (every flat code with one message per worker and one rate, every tree parent),
+``equal_flows_finish`` runs the same schedule in ``2 messages`` steps of fewer operations,
+which is what makes 10,000 workers simulable; ``collect`` takes it whenever it applies.
 
 ``rate`` and ``master_rate`` are rates in ``gradcode.rate``'s grammar (``"100mbit"``,
 ``"12.5MB/s"``) or numbers of bytes per second (``rate_bytes``).
