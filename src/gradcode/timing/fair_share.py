@@ -103,8 +103,9 @@ def fair_finish_trials(
     (``(trials, flows)``). Each step takes every trial one event further, the one
     ``fair_finish`` takes next (a start, a finish, or a wait for the next start), so a trial
     ends after as many steps as it has events, and the steps are numpy operations over the
-    trials instead of a Python loop per trial (``recommend`` on ``ye-abbe``'s chained
-    messages spent 28 of its 30 seconds in that loop)."""
+    trials instead of a Python loop per trial (``recommend`` over ``ye-abbe``'s chained
+    messages at n = 8 took 18.6 s with that loop and 1.9 s with this;
+    docs/measurements/ci-time.md)."""
     ready = np.atleast_2d(np.asarray(ready, dtype=np.float64))
     trials, count = ready.shape
     finish = np.full(ready.shape, np.inf)
