@@ -8,17 +8,14 @@ import pytest
 
 from gradcode.codes import build
 from gradcode.timing.links import Pulls, collect, equal_flows_finish, fair_finish
+from tests.helpers.flows import ready_times
 
 
 def _cases():
     rng = np.random.default_rng(7)
     for case in range(60):
         trials, flows = int(rng.integers(1, 5)), int(rng.integers(1, 30))
-        ready = rng.exponential(1.0, (trials, flows))
-        if case % 3 == 0:
-            ready = np.round(ready, 1)  # simultaneous starts and ends
-        if case % 4 == 0:
-            ready[rng.random(ready.shape) < 0.2] = np.inf  # never sent
+        ready = ready_times(rng, case, trials, flows)
         size = float(rng.choice([0.0, 0.3, 1.0, 5.0]))
         # caps below and above the link's fair share, so both bind in some cases
         yield ready, size, float(rng.uniform(0.1, 3.0)), float(rng.uniform(0.5, 5.0))

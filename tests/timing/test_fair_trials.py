@@ -10,17 +10,14 @@ import pytest
 from gradcode.codes import build
 from gradcode.timing.collection import Pulls, collect
 from gradcode.timing.fair_share import fair_finish, fair_finish_trials
+from tests.helpers.flows import ready_times
 
 
 def _cases():
     rng = np.random.default_rng(11)
     for case in range(80):
         trials, flows = int(rng.integers(1, 6)), int(rng.integers(1, 25))
-        ready = rng.exponential(1.0, (trials, flows))
-        if case % 3 == 0:
-            ready = np.round(ready, 1)  # simultaneous starts and ends
-        if case % 4 == 0:
-            ready[rng.random(ready.shape) < 0.2] = np.inf  # never sent
+        ready = ready_times(rng, case, trials, flows)
         sizes = rng.choice([0.0, 0.3, 1.0, 5.0], flows)
         # one cap for all in some cases, caps below and above the fair share in others
         caps = np.full(flows, rng.uniform(0.1, 3.0)) if case % 2 else rng.uniform(0.1, 3.0, flows)
