@@ -115,6 +115,7 @@ def fair_finish_trials(
     before = np.full(count, -1, dtype=np.intp) if after is None else np.asarray(after, np.intp)
     before = np.broadcast_to(before, ready.shape)
     chained, predecessor = before >= 0, np.maximum(before, 0)
+    one_cap = bool(np.all(cap == cap[0]))
     rows = np.arange(trials)[:, None]
     left = np.broadcast_to(np.asarray(sizes, dtype=np.float64), ready.shape).copy()
     started = np.zeros(ready.shape, dtype=bool)
@@ -130,7 +131,7 @@ def fair_finish_trials(
         if not live.any():
             return finish
         now = np.where(idle & live, np.maximum(now, upcoming), now)
-        newly = (starts <= now[:, None]) & live[:, None]
+        newly = starts <= now[:, None]  # none in a trial that is over: its starts are inf
         starting = newly.any(axis=1)
         started |= newly
         zero = newly & (left <= 0)
@@ -142,7 +143,8 @@ def fair_finish_trials(
         if not moving.any():
             continue
         flowing = active & moving[:, None]
-        rates = np.where(flowing, np.minimum(cap, _fair_level(cap, flowing, capacity)), 1.0)
+        level = _fair_level(cap, flowing, capacity, one_cap)
+        rates = np.where(flowing, np.minimum(cap, level), 1.0)
         times = np.where(flowing, left / rates, np.inf)
         step = np.where(moving, np.minimum(times.min(axis=1), upcoming - now), 0.0)
         left = np.where(flowing, left - rates * step[:, None], left)
@@ -153,12 +155,13 @@ def fair_finish_trials(
         active &= ~done
 
 
-def _fair_level(cap: np.ndarray, flowing: np.ndarray, capacity: float) -> np.ndarray:
+def _fair_level(cap: np.ndarray, flowing: np.ndarray, capacity: float, one_cap: bool) -> np.ndarray:
     """Per trial, the share ``L`` of a max-min fair link: flow ``q`` of ``flowing[t]`` gets
     ``min(cap[q], L[t])`` (``fair_shares``: flows by cap, each the rest's even share), as a
-    ``(trials, 1)`` column (``inf``: every flow at its cap)."""
+    ``(trials, 1)`` column (``inf``: every flow at its cap); ``one_cap``: every cap the same,
+    so the even share it is."""
     active = flowing.sum(axis=1)
-    if np.all(cap == cap[0]):
+    if one_cap:
         return (capacity / np.maximum(active, 1))[:, None]
     ordered = np.sort(np.where(flowing, cap, np.inf), axis=1)
     below = np.cumsum(np.where(np.isfinite(ordered), ordered, 0.0), axis=1) - ordered
@@ -168,8 +171,8 @@ def _fair_level(cap: np.ndarray, flowing: np.ndarray, capacity: float) -> np.nda
     share = np.where(remaining > 0, (capacity - below) / np.maximum(remaining, 1), np.inf)
     # the first flow whose cap exceeds its even share of what the smaller ones left sets L
     over = (ordered > share) & (remaining > 0)
-    first = np.where(over.any(axis=1), over.argmax(axis=1), 0)
-    level = np.where(over.any(axis=1), share[np.arange(len(active)), first], np.inf)
+    some = over.any(axis=1)
+    level = np.where(some, share[np.arange(len(active)), over.argmax(axis=1)], np.inf)
     return level[:, None]
 
 
