@@ -16,7 +16,8 @@ import pytest
 
 from gradcode.runlogs.log import read_log
 from tests.helpers.cluster import emulated_cluster
-from tests.helpers.mpi import write_run
+from tests.helpers.data import small_logistic
+from tests.helpers.mpi import base_run, run_config, write_run
 
 pytestmark = [
     pytest.mark.skipif(
@@ -92,7 +93,19 @@ def _times(tmp_path: Path, dilation: int) -> dict[str, tuple[float, dict]]:
             out = _train(tmp_path, f"{name}-k{dilation}", _run(name, scheme, dilation))
             times = [record["iteration_time"] for record in read_log(out)[1:]]
             found[name] = (float(np.mean(times)), json.loads((out / "summary.json").read_text()))
+        if dilation != 1:
+            _a_run_on_the_host_is_not_on_the_cluster(tmp_path)
     return found
+
+
+def _a_run_on_the_host_is_not_on_the_cluster(tmp_path: Path) -> None:
+    """A run on real links started on the host beside the dilated cluster (as CI's parallel
+    session does beside the multi-node smoke's) is not on the cluster's links: not refused
+    for their dilation, and its summary records no cluster."""
+    scheme = {"name": "uncoded", "params": {"n": 2}}
+    run = base_run(small_logistic(tmp_path / "data"), iterations=2, scheme=scheme, network={})
+    summary = run_config(tmp_path, run, ranks=3, name="beside").check().summary()
+    assert summary["communication"] == {"mode": "links", "injected": False}, summary
 
 
 def test_a_dilated_cluster_reports_the_times_of_the_undilated_one(tmp_path):

@@ -19,6 +19,7 @@ from gradcode.cluster.spec import (
 )
 from gradcode.duration import Duration
 from gradcode.livecluster import delayer, files, links
+from tests.helpers.cluster import as_if_on_node
 
 MS = 1_000_000
 
@@ -168,6 +169,7 @@ def _cluster_up(monkeypatch, tmp_path, spec: ClusterSpec, delayer_pid: int | Non
     from gradcode.cluster import state
 
     monkeypatch.setattr(files, "RUN_DIR", tmp_path)
+    as_if_on_node(monkeypatch, tmp_path / "netns")
     resources = [] if delayer_pid is None else [{"kind": "delayer", "pid": delayer_pid}]
     state.State({"spec": spec.as_dict(), "complete": True, "resources": resources}).save()
 

@@ -121,7 +121,10 @@ def _network_line(plan, features: int) -> str:
     if children:
         together = links.latency + nbytes / min(links.rate, links.master_rate / children)
         line += f", {together * 1e3:.3g} ms when all {children} arrive together"
-    mismatch = stated_links_mismatch(Rate(links.rate), Rate(links.master_rate), links.latency)
+    # the command is printed on the host, for the cluster that is up
+    mismatch = stated_links_mismatch(
+        Rate(links.rate), Rate(links.master_rate), links.latency, anywhere=True
+    )
     if mismatch is not None:
         line += f"; warning: {mismatch}"
     return line

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 #: the cluster's runtime folder: state file, hostnames' UTS mounts, launcher, pid files
 RUN_DIR = Path(os.environ.get("GRADCODE_CLUSTER_RUN_DIR", "/run/gradcode-cluster"))
+#: where each node's network namespace is mounted (iproute2's folder, which ``ip netns`` reads)
+NETNS_DIR = Path("/run/netns")
+
+
+def netns_path(name: str) -> Path:
+    return NETNS_DIR / name
 
 
 def state_path() -> Path:
@@ -29,6 +36,24 @@ def delayer_config_path() -> Path:
 def delayer_status_path() -> Path:
     """What the delayer says of itself, rewritten every second while it lives."""
     return RUN_DIR / "delayer-status.json"
+
+
+def in_namespace_of(names: Iterable[str]) -> bool:
+    """Whether this process runs in the network namespace of one of the nodes ``names`` (as
+    ``ip netns identify`` tells: the same namespace inode), not beside the cluster on the
+    host: a run there is not on the cluster's links, whatever cluster is up."""
+    try:
+        mine = os.stat("/proc/self/ns/net")
+    except OSError:
+        return False
+    for name in names:
+        try:
+            theirs = os.stat(netns_path(name))
+        except OSError:
+            continue
+        if (theirs.st_dev, theirs.st_ino) == (mine.st_dev, mine.st_ino):
+            return True
+    return False
 
 
 def read_state() -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from gradcode.duration import Duration
 from gradcode.livecluster.delayer import delayer_entry, queues_held, read_status, running
-from gradcode.livecluster.files import read_state
+from gradcode.livecluster.files import in_namespace_of, read_state
 from gradcode.livecluster.spec import ClusterSpec, bucket_bytes, format_limit
 from gradcode.rate import Rate
 from gradcode.slurmjob import job_nodes
@@ -39,14 +39,19 @@ def in_force(spec: ClusterSpec, state: Mapping[str, Any]) -> ClusterSpec:
     return replace(spec, nodes=tuple(nodes))
 
 
-def _up() -> tuple[ClusterSpec, dict[str, Any]] | None:
+def _up(anywhere: bool = False) -> tuple[ClusterSpec, dict[str, Any]] | None:
     """The cluster that is up, latencies in force, as the kernel enforces them (a dilated
     cluster: ``ClusterSpec.virtual`` gives what its runs see); in a SLURM job only the job's
-    nodes (it holds them alone, and ``gradcode cluster latency`` in it changes only theirs)."""
+    nodes (it holds them alone, and ``gradcode cluster latency`` in it changes only theirs).
+    ``None`` too when this process is not on one of its nodes, unless ``anywhere``: a run on
+    the host beside a cluster is not on its links (and must not be refused for its dilation)."""
     state = read_state()
     if state is None or not state.get("complete"):
         return None
-    spec = in_force(ClusterSpec.from_dict(state["spec"]), state)
+    spec = ClusterSpec.from_dict(state["spec"])
+    if not anywhere and not in_namespace_of(node.name for node in spec.nodes):
+        return None
+    spec = in_force(spec, state)
     mine = job_nodes()
     if mine is not None:
         held = set(mine)
@@ -61,7 +66,8 @@ def links_record() -> dict[str, Any] | None:
     (``communication.cluster``): each node's rates, latency and jitter in force as the run
     sees them (a dilated cluster's divided back by its factor, ``dilation``, which the kernel
     enforces), and the delayer (``running``, ``died`` and when it was last alive, or ``none``
-    without latency); ``None`` when no cluster is up."""
+    without latency); ``None`` when no cluster is up or this process is not on one of its
+    nodes."""
     up = _up()
     if up is None:
         return None
@@ -93,14 +99,15 @@ def links_record() -> dict[str, Any] | None:
 
 
 def stated_links_mismatch(
-    rate: Rate, master_rate: Rate, latency: float | None = None
+    rate: Rate, master_rate: Rate, latency: float | None = None, *, anywhere: bool = False
 ) -> str | None:
     """How the links of the emulated cluster that is up differ from links stated as ``rate``
     (workers), ``master_rate`` and ``latency`` (seconds one way; a run file's
     ``network.links``), in one line naming both values (``ClusterSpec.link_mismatch``,
     ``latency_mismatch``, against the latency in force); ``None`` when they agree or no
-    cluster is up."""
-    up = _up()
+    cluster is up, or this process is not on one of its nodes (``anywhere``: wherever it is,
+    as a launcher on the host asks before it starts a job there)."""
+    up = _up(anywhere)
     if up is None:
         return None
     spec = up[0].virtual()
@@ -114,7 +121,8 @@ def dilation_mismatch(factor: float) -> str | None:
     """How the time dilation of the emulated cluster that is up differs from a run file's
     ``runtime.dilation`` ``factor``, in one line naming both; ``None`` when they agree or no
     cluster is up. A run whose clock runs at another factor than its links would measure
-    them ``K`` times off, so this is an error, not a warning."""
+    them ``K`` times off, so this is an error, not a warning. ``None`` too for a process not on
+    one of its nodes."""
     up = _up()
     if up is None or up[0].dilation == factor:
         return None
