@@ -58,14 +58,18 @@ def test_a_run_on_links_records_nodes_transport_and_transfer_times(tmp_path, log
 def test_a_run_whose_links_differ_from_the_cluster_that_is_up_says_so(
     tmp_path, logistic_data, monkeypatch
 ):
-    # the cluster's state file, as gradcode cluster up leaves it (no namespace is needed: the
-    # job only reads it)
+    # the cluster's state file, as gradcode cluster up leaves it (no namespace is made: the
+    # job only reads it), and its rank 0 on gc-node0, as far as it can tell: that node's
+    # namespace is a link to the reader's own
     folder = tmp_path / "cluster"
     folder.mkdir()
     spec = build_spec({"nodes": 5, "rate": "100mbit", "master_rate": "1gbit"})
     document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
     (folder / "state.json").write_text(json.dumps(document))
+    (folder / "netns").mkdir()
+    (folder / "netns" / "gc-node0").symlink_to("/proc/self/ns/net")
     monkeypatch.setenv("GRADCODE_CLUSTER_RUN_DIR", str(folder))
+    monkeypatch.setenv("GRADCODE_CLUSTER_NETNS_DIR", str(folder / "netns"))
     # what a run file's 100mbps meant before: 100 megabytes per second
     links = {"links": {"rate": "100MB/s", "master_rate": "1gbit"}}
     run = base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 1}}, network=links)

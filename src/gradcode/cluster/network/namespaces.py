@@ -38,10 +38,11 @@ from pathlib import Path
 from gradcode.cluster.spec import BRIDGE, NODE_IFACE, PREFIX, SWITCH, ClusterSpec, NodeSpec
 from gradcode.cluster.state import State
 from gradcode.errors import UserError
-from gradcode.livecluster.files import NETNS_DIR, RUN_DIR, netns_path
+from gradcode.livecluster.files import RUN_DIR
 from gradcode.livecluster.spec import DEFAULT_QUEUE, bucket_bytes
 from gradcode.rate import Rate
 
+NETNS_DIR = Path("/run/netns")
 DEFAULT_QUEUE_US = DEFAULT_QUEUE.nanoseconds // 1000
 OUR_NAMES = re.compile(rf"^{PREFIX}(switch|node[0-9]+)$")
 #: capabilities bits (linux/capability.h): namespaces and mounts need SYS_ADMIN, links NET_ADMIN
@@ -95,6 +96,10 @@ def run(
         said = " ".join((done.stderr or done.stdout).split())
         raise ClusterError(f"{' '.join(argv)} failed (exit {done.returncode}): {said}")
     return done.stdout
+
+
+def netns_path(name: str) -> Path:
+    return NETNS_DIR / name
 
 
 def uts_path(name: str) -> Path:
