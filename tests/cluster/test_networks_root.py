@@ -24,7 +24,8 @@ pytestmark = [
     pytest.mark.skipif(
         os.geteuid() != 0, reason="an emulated cluster needs root (network namespaces)"
     ),
-    pytest.mark.serial,
+    # one cluster per machine; a loaded machine only lengthens the iterations above their floor
+    pytest.mark.one_cluster,
 ]
 
 #: every node's link, both ways; the master's too

@@ -25,13 +25,13 @@ from gradcode.cluster.network import namespaces, probe
 from gradcode.cluster.spec import NODE_IFACE, build_spec
 from gradcode.cluster.state import State
 
-# one cluster (and its SLURM daemons) per machine, and its links' rates are measured: alone,
-# after the parallel tests (pyproject's markers)
+# one cluster (and its SLURM daemons) per machine, one module at a time; nothing here is timed
+# but the links' rates, the best of up to three streams (pyproject's markers)
 pytestmark = [
     pytest.mark.skipif(
         os.geteuid() != 0, reason="an emulated cluster needs root (network namespaces)"
     ),
-    pytest.mark.serial,
+    pytest.mark.one_cluster,
 ]
 
 RATE = 100_000_000
