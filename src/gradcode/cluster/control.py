@@ -39,13 +39,17 @@ from gradcode.yamlfile import read_yaml
 
 @contextmanager
 def _exclusive() -> Iterator[None]:
-    """One ``up`` or ``down`` at a time (a second one would undo the first's half-made work)."""
+    """One ``up`` or ``down`` at a time (a second one would undo the first's half-made work).
+
+    A POSIX record lock (``lockf``), which belongs to this process alone, not a ``flock``,
+    which a child forked just before this process was killed still held until it exec'd: a
+    ``down`` right after a killed ``up`` then failed, on a loaded machine 3 times in 15."""
     lock = lock_path()
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as handle:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             raise ClusterError("another gradcode cluster up or down is running") from None
         yield
 
