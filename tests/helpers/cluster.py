@@ -3,6 +3,7 @@ tests, down after them, skipped when another cluster is up on this machine."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -29,11 +30,28 @@ def emulated_cluster(options: Mapping[str, Any]) -> Iterator[ClusterSpec]:
         control.down()
 
 
+def state_of_a_cluster_up(
+    monkeypatch: pytest.MonkeyPatch, folder: Path, options: Mapping[str, Any]
+) -> ClusterSpec:
+    """Make a cluster built from ``options`` count as up, for this process and the ones it
+    starts: its state file, as ``gradcode cluster up`` leaves it, in ``folder`` (nothing else
+    is made); its spec."""
+    folder.mkdir()
+    spec = build_spec(options)
+    document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
+    (folder / "state.json").write_text(json.dumps(document))
+    monkeypatch.setattr(files, "RUN_DIR", folder)
+    monkeypatch.setenv("GRADCODE_CLUSTER_RUN_DIR", str(folder))
+    return spec
+
+
 def as_if_on_node(monkeypatch: pytest.MonkeyPatch, folder: Path, name: str = "gc-node0") -> None:
-    """Make this process count as on node ``name`` of a cluster whose state file a test wrote
-    (nothing is made): the nodes' namespace folder is ``folder``, where ``name``'s namespace
-    is this process's own (a link that stat follows, where ``ip netns add`` mounts one)."""
+    """Make this process, and the ones it starts, count as on node ``name`` of a cluster whose
+    state file a test wrote (nothing is made): the nodes' namespace folder is ``folder``, where
+    ``name``'s namespace is the reader's own (a link that stat follows, where ``ip netns add``
+    mounts one)."""
     folder.mkdir(exist_ok=True)
     if not (folder / name).is_symlink():
         os.symlink("/proc/self/ns/net", folder / name)
     monkeypatch.setattr(files, "NETNS_DIR", folder)
+    monkeypatch.setenv("GRADCODE_CLUSTER_NETNS_DIR", str(folder))

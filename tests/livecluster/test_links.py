@@ -5,26 +5,20 @@ while the multi-node smoke's cluster is up)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from gradcode.cluster.spec import build_spec
 from gradcode.livecluster import files, links
 from gradcode.rate import Rate
-from tests.helpers.cluster import as_if_on_node
+from tests.helpers.cluster import as_if_on_node, state_of_a_cluster_up
 
 
 @pytest.fixture
 def cluster_up(tmp_path, monkeypatch):
     """A dilated 3-node cluster's state file (nothing is made); ``here(name)`` makes this
     process count as on node ``name`` (a name not the cluster's: on the host)."""
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    spec = build_spec({"nodes": 3, "rate": "100mbit", "dilation": 4})
-    document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
-    (run_dir / "state.json").write_text(json.dumps(document))
-    monkeypatch.setattr(files, "RUN_DIR", run_dir)
+    state_of_a_cluster_up(
+        monkeypatch, tmp_path / "run", {"nodes": 3, "rate": "100mbit", "dilation": 4}
+    )
     return lambda name: as_if_on_node(monkeypatch, tmp_path / "netns", name)
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 import pytest
 
 from gradcode.cli import CLIError
 from gradcode.launch.cli import add_parser
 from gradcode.livecluster import files
+from tests.helpers.cluster import state_of_a_cluster_up
 from tests.helpers.mpi import base_run, write_run
 
 
@@ -65,17 +65,6 @@ def test_check_counts_spares_and_says_which_kills_they_absorb(tmp_path, logistic
     assert "cannot decode without workers [0, 1]: the run will stop" in capsys.readouterr().out
 
 
-def _cluster_up(monkeypatch, folder, **options):
-    """The state file of an emulated cluster that is up, in ``folder`` (nothing is made)."""
-    from gradcode.cluster.spec import build_spec
-
-    folder.mkdir()
-    spec = build_spec(options)
-    document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
-    (folder / "state.json").write_text(json.dumps(document))
-    monkeypatch.setattr(files, "RUN_DIR", folder)
-
-
 def test_check_says_when_the_cluster_that_is_up_has_other_links(
     tmp_path, logistic_data, capsys, monkeypatch
 ):
@@ -89,7 +78,7 @@ def test_check_says_when_the_cluster_that_is_up_has_other_links(
     # no cluster is up (whatever this machine has up beside the test): nothing to compare
     monkeypatch.setattr(files, "RUN_DIR", tmp_path / "no-cluster")
     assert "warning" not in network_line("100mbit")
-    _cluster_up(monkeypatch, tmp_path / "cluster", nodes=5, rate="100mbit")
+    state_of_a_cluster_up(monkeypatch, tmp_path / "cluster", {"nodes": 5, "rate": "100mbit"})
     assert "warning" not in network_line("100mbit")
     assert "warning" not in network_line("12.5MB/s")  # the same rate, in bytes
     # a run file's old 100mbps, 100 megabytes per second: eight times the cluster's links

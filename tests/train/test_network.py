@@ -3,13 +3,12 @@ message's measured transfer time is logged, and no communication delay is inject
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
-from gradcode.cluster.spec import build_spec
 from gradcode.train.protocol import H
+from tests.helpers.cluster import as_if_on_node, state_of_a_cluster_up
 from tests.helpers.mpi import base_run, run_config, write_run
 
 pytestmark = pytest.mark.mpi
@@ -58,18 +57,12 @@ def test_a_run_on_links_records_nodes_transport_and_transfer_times(tmp_path, log
 def test_a_run_whose_links_differ_from_the_cluster_that_is_up_says_so(
     tmp_path, logistic_data, monkeypatch
 ):
-    # the cluster's state file, as gradcode cluster up leaves it (no namespace is made: the
-    # job only reads it), and its rank 0 on gc-node0, as far as it can tell: that node's
-    # namespace is a link to the reader's own
-    folder = tmp_path / "cluster"
-    folder.mkdir()
-    spec = build_spec({"nodes": 5, "rate": "100mbit", "master_rate": "1gbit"})
-    document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
-    (folder / "state.json").write_text(json.dumps(document))
-    (folder / "netns").mkdir()
-    (folder / "netns" / "gc-node0").symlink_to("/proc/self/ns/net")
-    monkeypatch.setenv("GRADCODE_CLUSTER_RUN_DIR", str(folder))
-    monkeypatch.setenv("GRADCODE_CLUSTER_NETNS_DIR", str(folder / "netns"))
+    # a cluster up (nothing is made: the job only reads its state file), and the job's rank 0
+    # on gc-node0 as far as it can tell
+    state_of_a_cluster_up(
+        monkeypatch, tmp_path / "cluster", {"nodes": 5, "rate": "100mbit", "master_rate": "1gbit"}
+    )
+    as_if_on_node(monkeypatch, tmp_path / "netns")
     # what a run file's 100mbps meant before: 100 megabytes per second
     links = {"links": {"rate": "100MB/s", "master_rate": "1gbit"}}
     run = base_run(logistic_data, scheme={"name": "frc", "params": {"n": 4, "s": 1}}, network=links)
