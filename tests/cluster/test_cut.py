@@ -99,20 +99,28 @@ def test_the_link_goes_back_up_when_setting_it_fails_midway(tmp_path):
 
 
 def test_sigterm_puts_the_link_back_and_is_passed_on(tmp_path):
-    record = tmp_path / "cut.json"
+    record, cut = tmp_path / "cut.json", tmp_path / "cut"
     script = (
-        "import sys\n"
+        "import pathlib, sys\n"
         "from gradcode.cluster.faults.cut import plan_cut, run_cut\n"
         "calls = []\n"
+        "def set_link(node, state):\n"
+        "    calls.append(state)\n"
+        "    pathlib.Path(sys.argv[2]).write_text(state)\n"
         "status = run_cut(plan_cut('gc-node1', 30.0, after=0), "
         "[sys.executable, '-c', 'import time; time.sleep(30)'], sys.argv[1], "
-        "set_link=lambda n, s: calls.append(s))\n"
+        "set_link=set_link)\n"
         "print(calls, status)\n"
     )
     process = subprocess.Popen(
-        [sys.executable, "-c", script, str(record)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script, str(record), str(cut)], stdout=subprocess.PIPE, text=True
     )
-    time.sleep(1.0)  # the child is started and the link cut
+    # A fixed sleep raced the import on a loaded machine (CI's parallel session): SIGTERM
+    # came before the handler and ended the process unrecorded.
+    deadline = time.monotonic() + 60
+    while not (cut.exists() and cut.read_text() == "down") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cut.exists() and cut.read_text() == "down", "the link was never cut in 60 s"
     process.send_signal(signal.SIGTERM)
     out, _ = process.communicate(timeout=20)
     assert "['down', 'up']" in out
