@@ -25,6 +25,13 @@ rule all:
         all_outputs(),
 
 
+# every job caches the bytecode it compiles (gradcode.pipeline.bytecode)
+onstart:
+    notice = bytecode.cache_for_jobs()
+    if notice:
+        print(notice, file=sys.stderr)
+
+
 # where the time went: every job's benchmark file added up by rule (issue 50)
 onsuccess:
     print(rule_times.report(paths.BENCHMARKS, paths.RULE_TIMES), end="")

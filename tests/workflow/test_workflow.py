@@ -82,6 +82,31 @@ def test_dry_run_plans_every_stage(tmp_path):
         assert rule in out
 
 
+def test_the_jobs_cache_their_bytecode_when_the_environment_says_not_to(tmp_path):
+    """With ``PYTHONDONTWRITEBYTECODE`` set, every job compiled its imports from source again
+    (gradcode.pipeline.bytecode): a real job's interpreter writes gradcode's under
+    ``PYTHONPYCACHEPREFIX``."""
+    prefix = tmp_path / "pycache"
+    target = "results/codes/verify/uncoded-n8.json"
+    where = ["--directory", str(tmp_path), "--snakefile", str(ROOT / "Snakefile")]
+    config = ["--configfile", str(ROOT / "config/config.yaml")]
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", target, "--cores", "1", *where, *config],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ
+        | {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(prefix)}
+        | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PYTHONDONTWRITEBYTECODE unset for this workflow's jobs" in result.stderr
+    assert json.loads((tmp_path / target).read_text())
+    ours = prefix / (ROOT / "src" / "gradcode").relative_to(ROOT.anchor)
+    assert list(ours.rglob("*.pyc")), sorted(str(path) for path in prefix.rglob("*.pyc"))[:5]
+
+
 def _plan(tmp_path, profile: str, config: str):
     """A dry run of ``config`` (an overlay of config/config.yaml) under ``profile``, as from
     the repository's root: the Snakefile reads the base config relative to the working

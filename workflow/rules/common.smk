@@ -11,7 +11,7 @@ from snakemake.utils import validate
 from gradcode.blas import BLAS_VARIABLES
 from gradcode.codes import build
 from gradcode.data.location import DATA_DIR_ENV
-from gradcode.pipeline import paths, rule_times
+from gradcode.pipeline import bytecode, paths, rule_times
 from gradcode.pipeline.captions import check_captions, load_captions
 from gradcode.pipeline.fit_studies import collect_studies, recommended_plan
 from gradcode.pipeline.figures import (
