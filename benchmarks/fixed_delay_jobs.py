@@ -4,6 +4,8 @@ options and their synthetic data set."""
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -27,8 +29,10 @@ def delays(n: int, args: argparse.Namespace) -> list[float]:
 
 
 def synthetic_data(args: argparse.Namespace, prefix: str) -> tuple[Path, Path]:
-    """A fresh scratch folder and, in it, the prepared synthetic data set of ``args``."""
+    """A fresh scratch folder and, in it, the prepared synthetic data set of ``args``; the
+    folder is removed when the benchmark's interpreter exits (each left 66 MB in /tmp)."""
     scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     data = scratch / "data"
     prepare(
         "synthetic-logistic",
