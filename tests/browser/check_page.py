@@ -222,6 +222,9 @@ def chromium(timeout: float) -> Iterator[str]:
     try:
         process = subprocess.Popen(
             [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            # its singleton's folder (org.chromium.Chromium.*) goes to TMPDIR and outlives a
+            # terminated browser: inside the profile, it goes with it
+            env=os.environ | {"TMPDIR": profile},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its helper processes in one group, ended together
