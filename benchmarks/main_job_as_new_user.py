@@ -24,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from gradcode.data.location import DATA_DIR_ENV
+from gradcode.pipeline import bytecode
+
 ROOT = Path(__file__).resolve().parents[1]
 #: the fenced command right after the README's "Run the main job" line
 COMMAND = re.compile(r"^Run the main job.*?\n```bash\n(.+?)\n```", re.MULTILINE | re.DOTALL)
@@ -44,10 +47,9 @@ def run_one(commit: str, cache_bytecode: bool, keep: bool) -> dict[str, object]:
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", commit], check=True)
     command = readme_command(clone / "README.md")
-    env = {k: v for k, v in os.environ.items() if k != "GRADCODE_DATA_DIR"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = {k: v for k, v in os.environ.items() if k not in (DATA_DIR_ENV, bytecode.VARIABLE)}
     if not cache_bytecode:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env[bytecode.VARIABLE] = "1"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     with open(scratch / "main-job.log", "w") as log:

@@ -41,7 +41,7 @@ def state_of_a_cluster_up(
     document = {"spec": spec.as_dict(), "slurm": False, "complete": True, "resources": []}
     (folder / "state.json").write_text(json.dumps(document))
     monkeypatch.setattr(files, "RUN_DIR", folder)
-    monkeypatch.setenv("GRADCODE_CLUSTER_RUN_DIR", str(folder))
+    monkeypatch.setenv(files.RUN_DIR_ENV, str(folder))
     return spec
 
 
@@ -54,4 +54,4 @@ def as_if_on_node(monkeypatch: pytest.MonkeyPatch, folder: Path, name: str = "gc
     if not (folder / name).is_symlink():
         os.symlink("/proc/self/ns/net", folder / name)
     monkeypatch.setattr(files, "NETNS_DIR", folder)
-    monkeypatch.setenv("GRADCODE_CLUSTER_NETNS_DIR", str(folder))
+    monkeypatch.setenv(files.NETNS_DIR_ENV, str(folder))

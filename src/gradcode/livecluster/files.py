@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+#: the variables that move the two folders below (tests set them for the runs they start)
+RUN_DIR_ENV, NETNS_DIR_ENV = "GRADCODE_CLUSTER_RUN_DIR", "GRADCODE_CLUSTER_NETNS_DIR"
 #: the cluster's runtime folder: state file, hostnames' UTS mounts, launcher, pid files
-RUN_DIR = Path(os.environ.get("GRADCODE_CLUSTER_RUN_DIR", "/run/gradcode-cluster"))
+RUN_DIR = Path(os.environ.get(RUN_DIR_ENV, "/run/gradcode-cluster"))
 #: where a run looks for each node's network namespace: where ``ip netns add`` mounts it (the
 #: cluster's machinery always makes them there); another folder only for tests, whose runs
 #: count as on a node through a link to their own namespace there
-NETNS_DIR = Path(os.environ.get("GRADCODE_CLUSTER_NETNS_DIR", "/run/netns"))
+NETNS_DIR = Path(os.environ.get(NETNS_DIR_ENV, "/run/netns"))
 
 
 def state_path() -> Path:
