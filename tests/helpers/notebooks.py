@@ -22,6 +22,7 @@ def execute_notebook(name: str, parameters: dict[str, Any], directory: Path) -> 
         str(directory / "executed.ipynb"),
         parameters=parameters | {"png": "figure.png", "comparison": "comparison.csv"},
         kernel_name="python3",
+        engine_name="gradcode",
         cwd=str(directory),
         progress_bar=False,
     )

@@ -1,7 +1,8 @@
 # Stage: figures. Each notebook (jupytext py:percent, with a `parameters` cell) is run by
-# papermill with the python3 kernel; it saves a PNG and its paper-versus-reproduced rows. The
-# executed notebook is kept, and beside the figure the config files and commit that drew it
-# (gradcode.pipeline.provenance; the documentation's paper pages caption figures with it).
+# papermill with the python3 kernel, on Unix sockets (gradcode.pipeline.kernels); it saves a PNG
+# and its paper-versus-reproduced rows. The executed notebook is kept, and beside the figure the
+# config files and commit that drew it (gradcode.pipeline.provenance; the documentation's paper
+# pages caption figures with it).
 
 
 rule figure:
@@ -36,7 +37,8 @@ rule figure:
     shell:
         "jupytext --to ipynb --set-kernel python3 -o {output.notebook}.source.ipynb"
         " {input.notebook} > {log} 2>&1"
-        " && papermill --log-level WARNING -k python3 {output.notebook}.source.ipynb"
+        " && papermill --log-level WARNING --engine gradcode -k python3"
+        " {output.notebook}.source.ipynb"
         " {output.notebook} {params.parameters} >> {log} 2>&1"
         " && rm {output.notebook}.source.ipynb"
         " && python -m gradcode.pipeline.provenance {output.provenance}"
