@@ -3,7 +3,13 @@ waiting for one (the scheduler's own accounting, ``/proc/<pid>/task/*/schedstat`
 on the CPU, nanoseconds runnable but waiting on a run queue, time slices), its context
 switches (voluntary: it slept; involuntary: it was preempted), the runtime's wake-ups
 (``gradcode.dilation.wakeups``) and its real computation's real and CPU seconds
-(``gradcode.fidelity.work``)."""
+(``gradcode.fidelity.work``).
+
+The kernel's waiting time is at least the real one, and can be more: a thread at nice 19
+beside four busy loops that got one or two time slices in a 0.2-0.7 s busy loop was counted
+1.0-3.1 times the loop's real seconds on a core or waiting, against 1.00-1.06 at nice 0 (20
+slices; Linux 6.18, 2 cores, 2026-11-30). A share waiting near or over 1 says the machine
+held the thread back, not by how much."""
 
 from __future__ import annotations
 
