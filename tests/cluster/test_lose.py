@@ -90,8 +90,13 @@ def test_return_gives_the_node_back_after_the_command_and_records_it(tmp_path):
 def test_the_relay_carries_nothing_while_the_nodes_link_is_down():
     class Link:
         state = True
+        # set once the relay has looked at the link and found it down: from then on it
+        # carries nothing (a fixed wait for that was a race at nice 19 on a busy machine)
+        seen_down = threading.Event()
 
         def up(self):
+            if not self.state:
+                self.seen_down.set()
             return self.state
 
     link = Link()
@@ -103,7 +108,7 @@ def test_the_relay_carries_nothing_while_the_nodes_link_is_down():
     rank.sendall(b"before")
     assert launcher.recv(16) == b"before"
     link.state = False
-    time.sleep(0.2)
+    assert link.seen_down.wait(30)
     rank.sendall(b"cut off")
     launcher.settimeout(0.5)
     with pytest.raises(TimeoutError):
