@@ -65,7 +65,10 @@ def run_one(commit: str, cache_bytecode: bool, keep: bool) -> dict[str, object]:
         "status": status,
         "wall": round(wall, 1),
         "cpu": round(cpu, 1),
-        "rule_times": table.read_text() if table.is_file() else "(none: the job failed)\n",
+        "rule_times": table.read_text()
+        if table.is_file()
+        else f"(no {table.relative_to(clone)}: "
+        + ("the job failed)\n" if status else "this commit's workflow writes none)\n"),
         "folder": str(scratch),
     }
     if not keep:
