@@ -7,9 +7,9 @@ switches (voluntary: it slept; involuntary: it was preempted), the runtime's wak
 
 The kernel's waiting time is at least the real one, and can be more: a thread at nice 19
 beside four busy loops that got one or two time slices in a 0.2-0.7 s busy loop was counted
-1.0-3.1 times the loop's real seconds on a core or waiting, against 1.00-1.06 at nice 0 (20
-slices; Linux 6.18, 2 cores, 2026-11-30). A share waiting near or over 1 says the machine
-held the thread back, not by how much."""
+1.0-3.1 times the loop's real seconds on a core or waiting, against 0.97-1.06 at nice 0 (20-23
+slices; Linux 6.18, 2 cores, 2026-11-30; ``benchmarks/schedstat_wait.py``). A share waiting
+near or over 1 says the machine held the thread back, not by how much."""
 
 from __future__ import annotations
 
