@@ -119,7 +119,8 @@ def test_random_codes_decode_as_exactly_as_their_conditioning_allows(data):
 
 
 def test_a_near_zero_entry_of_h_costs_what_its_conditioning_says():
-    # the code CI's draw found: not exact to 1e-9, and within its conditioning's bound
+    # the code a local .ci/run's random draw found (the project's CI derandomizes): not exact
+    # to 1e-9, and within its conditioning's bound
     code = build("crc", n=12, s=1, seed=509)
     assert abs(code.h_matrix).min() < 1e-3
     report = verify(code, exhaustive=True, tolerance=1)
