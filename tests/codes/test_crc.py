@@ -104,6 +104,11 @@ def test_grid_covers_every_pair_and_other_seeds():
 CONDITIONING_FACTOR = 1000
 
 
+def _conditioning_bound(report) -> float:
+    """What a code's worst condition number allows its decoding error to be."""
+    return CONDITIONING_FACTOR * report.worst_condition_number * np.finfo(float).eps
+
+
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_random_codes_decode_as_exactly_as_their_conditioning_allows(data):
@@ -114,8 +119,7 @@ def test_random_codes_decode_as_exactly_as_their_conditioning_allows(data):
     report = verify(code, exhaustive=code.count_patterns() <= 200, limit=40, seed=seed, tolerance=1)
     assert report.support_ok and not report.failures, report.failures[:3]
     exact = TOLERANCE if n <= 12 else SOUND_TOLERANCE  # the harness's two bounds
-    conditioning = CONDITIONING_FACTOR * report.worst_condition_number * np.finfo(float).eps
-    assert report.max_relative_error <= max(exact, conditioning), (code, report)
+    assert report.max_relative_error <= max(exact, _conditioning_bound(report)), (code, report)
 
 
 def test_a_near_zero_entry_of_h_costs_what_its_conditioning_says():
@@ -125,5 +129,4 @@ def test_a_near_zero_entry_of_h_costs_what_its_conditioning_says():
     assert abs(code.h_matrix).min() < 1e-3
     report = verify(code, exhaustive=True, tolerance=1)
     assert 1e-9 < report.max_relative_error < 1e-8
-    conditioning = report.worst_condition_number * np.finfo(float).eps
-    assert report.max_relative_error <= CONDITIONING_FACTOR * conditioning
+    assert report.max_relative_error <= _conditioning_bound(report)

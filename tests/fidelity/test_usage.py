@@ -24,8 +24,10 @@ def _alone(script: str) -> dict:
     on a core or newly waiting for one (a CI run saw 0.67 s of CPU and wait in a 0.25 s busy
     loop); numpy's BLAS threads are made one."""
     environ = os.environ | {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    # the script leaves what it found in ``found``; how many threads it ran is added here
+    tail = 'found["threads"] = len(os.listdir("/proc/self/task"))\nprint(json.dumps(found))\n'
     done = subprocess.run(
-        [sys.executable, "-c", "import json, os, time\n" + script],
+        [sys.executable, "-c", "import json, os, time\n" + script + tail],
         capture_output=True,
         text=True,
         check=True,
@@ -45,9 +47,7 @@ while time.perf_counter() < end:
 busy = usage.between(began, usage.sample())
 began = usage.sample()
 time.sleep(0.2)
-idle = usage.between(began, usage.sample())
-threads = len(os.listdir("/proc/self/task"))
-print(json.dumps({"busy": busy, "idle": idle, "threads": threads}))
+found = {"busy": busy, "idle": usage.between(began, usage.sample())}
 """
 
 
@@ -97,9 +97,7 @@ while time.perf_counter() < end:
 time.sleep(0.15)
 work.end(one)
 elapsed, cpu = time.perf_counter() - before, time.thread_time() - cpu_before
-spent = usage.between(began, usage.sample())
-threads = len(os.listdir("/proc/self/task"))
-print(json.dumps({"spent": spent, "elapsed": elapsed, "cpu": cpu, "threads": threads}))
+found = {"spent": usage.between(began, usage.sample()), "elapsed": elapsed, "cpu": cpu}
 """
 
 

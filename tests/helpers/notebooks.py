@@ -8,6 +8,8 @@ from typing import Any
 import jupytext
 import papermill
 
+from gradcode.pipeline import kernels
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +24,7 @@ def execute_notebook(name: str, parameters: dict[str, Any], directory: Path) -> 
         str(directory / "executed.ipynb"),
         parameters=parameters | {"png": "figure.png", "comparison": "comparison.csv"},
         kernel_name="python3",
-        engine_name="gradcode",
+        engine_name=kernels.NAME,  # the figure rule's engine
         cwd=str(directory),
         progress_bar=False,
     )
